@@ -1,0 +1,133 @@
+/**
+ * The narrow port in front of a container engine. The sandbox layer speaks only this;
+ * `docker-engine.ts` implements it with dockerode, unit tests with a typed fake.
+ * Engine status codes never cross this line: the adapter turns them into SandboxErrors
+ * or into plain results (a container already gone is `false`, not an error).
+ */
+
+export interface EngineInfo {
+  /** Engine product version, e.g. "20.10.24". */
+  version: string;
+  apiVersion: string;
+  os: string;
+  /** "docker" or "podman", from the version components. */
+  kind: 'docker' | 'podman' | 'unknown';
+  cgroupVersion: '1' | '2' | 'unknown';
+  /** How we reached it, e.g. "unix:///var/run/docker.sock". */
+  endpoint: string;
+}
+
+export interface PullProgress {
+  /** Layer id or the image reference. */
+  id: string;
+  status: string;
+  current?: number;
+  total?: number;
+}
+
+export interface TmpfsMount {
+  path: string;
+  sizeBytes: number;
+}
+
+export interface BindMount {
+  hostPath: string;
+  containerPath: string;
+  readOnly: boolean;
+}
+
+/**
+ * Everything a container may be created with. There is deliberately no field for
+ * privileged mode, host namespaces, devices or extra security options: the adapter
+ * always sets no-new-privileges, an init process, and drops every capability but `capAdd`.
+ */
+export interface ContainerSpec {
+  image: string;
+  name?: string;
+  entrypoint: string[];
+  cmd: string[];
+  env: string[];
+  labels: Record<string, string>;
+  workdir: string;
+  user?: string;
+  memoryBytes: number;
+  nanoCpus: number;
+  pidsLimit: number;
+  network: 'none' | 'bridge';
+  readOnlyRoot: boolean;
+  tmpfs: TmpfsMount[];
+  binds: BindMount[];
+  capAdd: string[];
+  /** Remove the container as soon as its main process ends (dead-man switch). */
+  autoRemove: boolean;
+}
+
+export interface ContainerSummary {
+  id: string;
+  names: string[];
+  image: string;
+  labels: Record<string, string>;
+  state: string;
+  createdAt: Date;
+}
+
+export interface ContainerState {
+  id: string;
+  name: string;
+  running: boolean;
+  status: string;
+  oomKilled: boolean;
+  exitCode: number | null;
+  labels: Record<string, string>;
+}
+
+export type StreamId = 'stdout' | 'stderr';
+
+export interface ExecSpec {
+  cmd: string[];
+  env?: string[];
+  workdir?: string;
+  user?: string;
+}
+
+/**
+ * A started exec. Output arrives frame by frame through `onOutput` (already demultiplexed,
+ * the Buffer is only valid during the call unless copied). `done` resolves when the output
+ * stream has ended, with the exit code from the engine (null if it could not be read).
+ */
+export interface ExecSession {
+  done: Promise<{ exitCode: number | null }>;
+  /** Stops reading the output (the process keeps running: the engine cannot kill it). */
+  detach(): void;
+  /** Pauses the output (backpressure: the engine buffers, then the process blocks on write). */
+  pause(): void;
+  resume(): void;
+}
+
+export interface ContainerEngine {
+  /** @throws SandboxError ENGINE_UNAVAILABLE with a sentence on how to start an engine. */
+  info(): Promise<EngineInfo>;
+  hasImage(ref: string): Promise<boolean>;
+  /** @throws SandboxError IMAGE_NOT_FOUND when the registry has no such image or tag. */
+  pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal): Promise<void>;
+  /** @returns the new container's id. */
+  createContainer(spec: ContainerSpec): Promise<string>;
+  startContainer(id: string): Promise<void>;
+  /** @returns false if the container did not exist. Not running is fine. */
+  stopContainer(id: string, graceSeconds: number): Promise<boolean>;
+  /** @returns false if the container did not exist. */
+  removeContainer(id: string, force: boolean): Promise<boolean>;
+  /** @returns undefined if the container does not exist. */
+  inspectContainer(idOrName: string): Promise<ContainerState | undefined>;
+  listContainers(labels: Record<string, string>): Promise<ContainerSummary[]>;
+  exec(
+    containerId: string,
+    spec: ExecSpec,
+    onOutput: (stream: StreamId, chunk: Buffer) => void,
+  ): Promise<ExecSession>;
+  /**
+   * Removes containers synchronously (force). For process-exit hooks only, where no
+   * asynchronous work can run. Best effort; returns the ids it could not remove.
+   */
+  removeContainersSync(ids: string[], timeoutMs: number): string[];
+}

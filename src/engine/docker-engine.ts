@@ -1,0 +1,362 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import Docker from 'dockerode';
+import { SandboxError } from '../errors.js';
+import type {
+  ContainerEngine,
+  ContainerSpec,
+  ContainerState,
+  ContainerSummary,
+  EngineInfo,
+  ExecSession,
+  ExecSpec,
+  PullProgress,
+  StreamId,
+} from './container-engine.js';
+import { engineUnavailableMessage, resolveConnection, type ConnectionSettings, type EngineConnection } from './connection.js';
+import { FrameDemuxer } from './demux.js';
+
+/** Capabilities every container keeps; the rest of Docker's default set is dropped. */
+export const BASE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
+
+interface EngineHttpError {
+  statusCode?: number;
+  code?: string;
+  json?: { message?: string } | null;
+  reason?: string;
+  message?: string;
+}
+
+function asHttpError(e: unknown): EngineHttpError {
+  return typeof e === 'object' && e !== null ? (e as EngineHttpError) : { message: String(e) };
+}
+
+const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
+
+function engineMessage(e: EngineHttpError): string {
+  return e.json?.message ?? e.reason ?? e.message ?? 'unknown engine error';
+}
+
+function dockerOptions(conn: EngineConnection): Docker.DockerOptions {
+  if (conn.kind === 'socket') return { socketPath: conn.socketPath };
+  if (conn.protocol === 'http') return { host: conn.host, port: conn.port, protocol: 'http' };
+  const read = (f: string) => {
+    try {
+      return readFileSync(join(conn.certPath ?? '', f));
+    } catch (e) {
+      throw new SandboxError('INVALID_CONFIG', `TLS is on (DOCKER_TLS_VERIFY) but ${join(conn.certPath ?? '', f)} cannot be read: ${(e as Error).message}`);
+    }
+  };
+  return { host: conn.host, port: conn.port, protocol: 'https', ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') };
+}
+
+/** The dockerode adapter: the only place that knows the Docker API's shapes and status codes. */
+export class DockerEngine implements ContainerEngine {
+  readonly connection: EngineConnection;
+  private readonly docker: Docker;
+
+  constructor(settings: ConnectionSettings = {}, env: NodeJS.ProcessEnv = process.env) {
+    this.connection = resolveConnection(settings, env);
+    this.docker = new Docker(dockerOptions(this.connection));
+  }
+
+  /** Translates an engine failure into a SandboxError; unreachable engines get the how-to sentence. */
+  private fail(e: unknown, context: string): SandboxError {
+    if (e instanceof SandboxError) return e;
+    const err = asHttpError(e);
+    if (err.code && UNREACHABLE.has(err.code)) {
+      return new SandboxError('ENGINE_UNAVAILABLE', engineUnavailableMessage(this.connection.endpoint, err.code), { cause: e });
+    }
+    if (err.code === 'ABORT_ERR' || (e as Error)?.name === 'AbortError') {
+      return new SandboxError('ABORTED', `${context}: aborted`, { cause: e });
+    }
+    return new SandboxError('ENGINE_ERROR', `${context}: ${engineMessage(err)}`, {
+      cause: e,
+      data: err.statusCode ? { status: err.statusCode } : {},
+    });
+  }
+
+  async info(): Promise<EngineInfo> {
+    try {
+      const [version, info] = await Promise.all([this.docker.version(), this.docker.info() as Promise<Record<string, unknown>>]);
+      const components = (version as { Components?: Array<{ Name?: string }> }).Components ?? [];
+      const kind = components.some((c) => /podman/i.test(c.Name ?? '')) ? 'podman' : components.length > 0 ? 'docker' : 'unknown';
+      const cg = String(info.CgroupVersion ?? (info.host as { cgroupVersion?: string } | undefined)?.cgroupVersion ?? '');
+      return {
+        version: version.Version,
+        apiVersion: version.ApiVersion,
+        os: `${version.Os}/${version.Arch}`,
+        kind,
+        cgroupVersion: cg === '1' || cg === 'v1' ? '1' : cg === '2' || cg === 'v2' ? '2' : 'unknown',
+        endpoint: this.connection.endpoint,
+      };
+    } catch (e) {
+      throw this.fail(e, 'Engine info');
+    }
+  }
+
+  async hasImage(ref: string): Promise<boolean> {
+    try {
+      await this.docker.getImage(ref).inspect();
+      return true;
+    } catch (e) {
+      if (asHttpError(e).statusCode === 404) return false;
+      throw this.fail(e, `Inspect image ${ref}`);
+    }
+  }
+
+  async pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal): Promise<void> {
+    const notFound = (detail: string) =>
+      new SandboxError('IMAGE_NOT_FOUND', `Image ${ref} was not found: ${detail}. Check the name and tag, or build it (docker/build-offline.sh builds the genaicode-docker/* images).`, { data: { image: ref } });
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = (await this.docker.pull(ref, signal ? { abortSignal: signal } : {})) as NodeJS.ReadableStream;
+    } catch (e) {
+      const err = asHttpError(e);
+      if (err.statusCode === 404 || /not found|manifest unknown|does not exist/i.test(engineMessage(err))) throw notFound(engineMessage(err));
+      throw this.fail(e, `Pull ${ref}`);
+    }
+    await new Promise<void>((resolvePull, rejectPull) => {
+      this.docker.modem.followProgress(
+        stream,
+        (err: Error | null, output: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
+          const failed = err?.message ?? output?.find((o) => o.error)?.error;
+          if (!failed) return resolvePull();
+          rejectPull(/not found|manifest unknown|does not exist/i.test(failed) ? notFound(failed) : this.fail(err ?? new Error(failed), `Pull ${ref}`));
+        },
+        (event: { id?: string; status?: string; progressDetail?: { current?: number; total?: number } }) => {
+          onProgress?.({ id: event.id ?? ref, status: event.status ?? '', current: event.progressDetail?.current, total: event.progressDetail?.total });
+        },
+      );
+    });
+  }
+
+  async createContainer(spec: ContainerSpec): Promise<string> {
+    const tmpfs: Record<string, string> = {};
+    for (const t of spec.tmpfs) tmpfs[t.path] = `rw,nosuid,nodev,size=${t.sizeBytes}`;
+    try {
+      const container = await this.docker.createContainer({
+        Image: spec.image,
+        name: spec.name,
+        Entrypoint: spec.entrypoint,
+        Cmd: spec.cmd,
+        Env: spec.env,
+        Labels: spec.labels,
+        WorkingDir: spec.workdir,
+        User: spec.user,
+        Tty: false,
+        OpenStdin: false,
+        AttachStdin: false,
+        AttachStdout: false,
+        AttachStderr: false,
+        NetworkDisabled: spec.network === 'none',
+        HostConfig: {
+          // Invariants: set here, on every container, whatever the spec says.
+          Privileged: false,
+          Init: true,
+          SecurityOpt: ['no-new-privileges'],
+          CapDrop: ['ALL'],
+          CapAdd: [...new Set([...BASE_CAPABILITIES, ...spec.capAdd])],
+          IpcMode: 'private',
+          Devices: [],
+          // Hardened, configurable values.
+          NetworkMode: spec.network,
+          Memory: spec.memoryBytes,
+          MemorySwap: spec.memoryBytes,
+          NanoCpus: spec.nanoCpus,
+          PidsLimit: spec.pidsLimit,
+          ReadonlyRootfs: spec.readOnlyRoot,
+          Tmpfs: tmpfs,
+          Mounts: spec.binds.map((b) => ({ Type: 'bind' as const, Source: b.hostPath, Target: b.containerPath, ReadOnly: b.readOnly })),
+          AutoRemove: spec.autoRemove,
+        },
+      });
+      return container.id;
+    } catch (e) {
+      const err = asHttpError(e);
+      if (err.statusCode === 404) {
+        throw new SandboxError('IMAGE_NOT_FOUND', `Image ${spec.image} is not present on the engine.`, { data: { image: spec.image } });
+      }
+      if (err.statusCode === 409) {
+        throw new SandboxError('INVALID_ARGUMENT', `A container named ${JSON.stringify(spec.name)} already exists: choose another name.`, { data: { name: spec.name } });
+      }
+      throw this.fail(e, `Create container from ${spec.image}`);
+    }
+  }
+
+  async startContainer(id: string): Promise<void> {
+    try {
+      await this.docker.getContainer(id).start();
+    } catch (e) {
+      if (asHttpError(e).statusCode === 304) return;
+      throw new SandboxError('CONTAINER_START_FAILED', `Container ${id.slice(0, 12)} did not start: ${engineMessage(asHttpError(e))}`, { cause: e });
+    }
+  }
+
+  async stopContainer(id: string, graceSeconds: number): Promise<boolean> {
+    try {
+      await this.docker.getContainer(id).stop({ t: graceSeconds });
+      return true;
+    } catch (e) {
+      const status = asHttpError(e).statusCode;
+      if (status === 304) return true; // not running
+      if (status === 404) return false;
+      throw this.fail(e, `Stop container ${id.slice(0, 12)}`);
+    }
+  }
+
+  async removeContainer(id: string, force: boolean): Promise<boolean> {
+    try {
+      await this.docker.getContainer(id).remove({ force, v: true });
+      return true;
+    } catch (e) {
+      const err = asHttpError(e);
+      if (err.statusCode === 404) return false;
+      // 409 "removal already in progress": auto-remove got there first.
+      if (err.statusCode === 409 && /in progress/i.test(engineMessage(err))) return true;
+      throw this.fail(e, `Remove container ${id.slice(0, 12)}`);
+    }
+  }
+
+  async inspectContainer(idOrName: string): Promise<ContainerState | undefined> {
+    try {
+      const info = await this.docker.getContainer(idOrName).inspect();
+      return {
+        id: info.Id,
+        name: info.Name.replace(/^\//, ''),
+        running: info.State.Running,
+        status: info.State.Status,
+        oomKilled: info.State.OOMKilled,
+        exitCode: info.State.Running ? null : info.State.ExitCode,
+        labels: info.Config.Labels ?? {},
+      };
+    } catch (e) {
+      if (asHttpError(e).statusCode === 404) return undefined;
+      throw this.fail(e, `Inspect container ${idOrName}`);
+    }
+  }
+
+  async listContainers(labels: Record<string, string>): Promise<ContainerSummary[]> {
+    try {
+      const list = await this.docker.listContainers({
+        all: true,
+        filters: { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) },
+      });
+      return list.map((c) => ({
+        id: c.Id,
+        names: (c.Names ?? []).map((n) => n.replace(/^\//, '')),
+        image: c.Image,
+        labels: c.Labels ?? {},
+        state: c.State,
+        createdAt: new Date(c.Created * 1000),
+      }));
+    } catch (e) {
+      throw this.fail(e, 'List containers');
+    }
+  }
+
+  async exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession> {
+    let exec: Docker.Exec;
+    let socket: Duplex;
+    try {
+      exec = await this.docker.getContainer(containerId).exec({
+        Cmd: spec.cmd,
+        Env: spec.env,
+        WorkingDir: spec.workdir,
+        User: spec.user,
+        AttachStdin: false,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+      });
+      socket = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+    } catch (e) {
+      const err = asHttpError(e);
+      if (err.statusCode === 404) {
+        throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`, { data: { containerId } });
+      }
+      if (err.statusCode === 409) {
+        throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${engineMessage(err)}`, { data: { containerId } });
+      }
+      throw this.fail(e, 'Start command');
+    }
+    const demux = new FrameDemuxer(onOutput);
+    const done = new Promise<{ exitCode: number | null }>((resolveDone, rejectDone) => {
+      let settled = false;
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        void this.execExitCode(exec).then(resolveDone, rejectDone);
+      };
+      socket.on('data', (chunk: Buffer) => demux.push(chunk));
+      socket.on('end', finish);
+      socket.on('close', finish);
+      socket.on('error', (e) => {
+        if (settled) return;
+        settled = true;
+        rejectDone(this.fail(e, 'Read command output'));
+      });
+    });
+    return {
+      done,
+      detach: () => socket.destroy(),
+      pause: () => socket.pause(),
+      resume: () => socket.resume(),
+    };
+  }
+
+  /** The exit code, once the engine has recorded it (it can lag the end of the stream by a moment). */
+  private async execExitCode(exec: Docker.Exec): Promise<{ exitCode: number | null }> {
+    for (let attempt = 0; ; attempt++) {
+      let info: Docker.ExecInspectInfo;
+      try {
+        info = await exec.inspect();
+      } catch (e) {
+        if (asHttpError(e).statusCode === 404) return { exitCode: null }; // container went away
+        throw this.fail(e, 'Read exit code');
+      }
+      if (!info.Running && info.ExitCode !== null && info.ExitCode !== undefined) return { exitCode: info.ExitCode };
+      if (attempt >= 50) return { exitCode: null };
+      await new Promise((r) => setTimeout(r, Math.min(2 + attempt * 2, 20)));
+    }
+  }
+
+  removeContainersSync(ids: string[], timeoutMs: number): string[] {
+    if (ids.length === 0) return [];
+    const conn = this.connection;
+    const request =
+      conn.kind === 'socket'
+        ? { socketPath: conn.socketPath }
+        : { host: conn.host, port: conn.port, protocol: `${conn.protocol}:`, certPath: conn.certPath };
+    // A child Node process with only built-in modules: runs while this process is exiting.
+    const script = `
+      const { ids, request } = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+      const fs = require('fs'), path = require('path');
+      const lib = request.protocol === 'https:' ? require('https') : require('http');
+      const tls = request.protocol === 'https:' ? { ca: fs.readFileSync(path.join(request.certPath, 'ca.pem')), cert: fs.readFileSync(path.join(request.certPath, 'cert.pem')), key: fs.readFileSync(path.join(request.certPath, 'key.pem')) } : {};
+      const left = [];
+      let pending = ids.length;
+      for (const id of ids) {
+        const req = lib.request({ ...request, ...tls, method: 'DELETE', path: '/containers/' + encodeURIComponent(id) + '?force=true&v=true' }, (res) => {
+          res.resume();
+          if (res.statusCode >= 300 && res.statusCode !== 404 && res.statusCode !== 409) left.push(id);
+          if (--pending === 0) process.stdout.write(JSON.stringify(left));
+        });
+        req.on('error', () => { left.push(id); if (--pending === 0) process.stdout.write(JSON.stringify(left)); });
+        req.end();
+      }`;
+    const r = spawnSync(process.execPath, ['-e', script], {
+      input: JSON.stringify({ ids, request }),
+      timeout: timeoutMs,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    try {
+      return JSON.parse(r.stdout) as string[];
+    } catch {
+      return ids;
+    }
+  }
+}

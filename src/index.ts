@@ -1,0 +1,36 @@
+/**
+ * genaicode-docker: run a coding model's commands and tasks in hardened Docker containers.
+ * Named exports only; test/unit/exports.test.ts pins this list.
+ */
+export { SandboxError, SANDBOX_ERROR_CODES, isSandboxError, type SandboxErrorCode } from './errors.js';
+export {
+  loadConfig,
+  ConfigSchema,
+  DEFAULT_ALLOWED_IMAGES,
+  DEFAULT_IMAGE,
+  CONFIG_FILE_NAME,
+  parseByteSize,
+  type Config,
+  type ConfigInput,
+  type LoadConfigOptions,
+} from './config.js';
+export type {
+  ContainerEngine,
+  ContainerSpec,
+  ContainerState,
+  ContainerSummary,
+  EngineInfo,
+  ExecSession,
+  ExecSpec,
+  PullProgress,
+  StreamId,
+} from './engine/container-engine.js';
+export { DockerEngine } from './engine/docker-engine.js';
+export { resolveConnection, type EngineConnection } from './engine/connection.js';
+export { SandboxManager, newSessionId, type StartOptions, type SandboxManagerOptions } from './sandbox/sandbox-manager.js';
+export { Sandbox, TIMEOUT_EXIT_CODE, CANCELED_EXIT_CODE, type SandboxInfo } from './sandbox/sandbox.js';
+export type { ExecOptions, ExecResult } from './sandbox/exec-types.js';
+export { sweepContainers, type SweepReport, type SweepOptions } from './sandbox/sweep.js';
+export { LABEL } from './sandbox/labels.js';
+export { INVARIANTS, checkImageAllowed, type MountRequest } from './sandbox/policy.js';
+export { PACKAGE_VERSION } from './version.js';

@@ -1,0 +1,83 @@
+import { createWriteStream, mkdirSync, readdirSync, rmSync, statSync, type WriteStream } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface LogRetention {
+  maxTotalBytes: number;
+  maxAgeDays: number;
+}
+
+/**
+ * Full command logs on disk: one folder per session, one file per command holding every
+ * byte the command printed (stdout and stderr as they arrived), and a `.json` beside it
+ * with the command, exit code and counts. Older sessions are pruned by age and total size.
+ */
+export class LogStore {
+  readonly sessionDir: string;
+  private seq = 0;
+  private created = false;
+
+  constructor(
+    readonly rootDir: string,
+    readonly sessionId: string,
+    private readonly retention?: LogRetention,
+  ) {
+    this.sessionDir = join(rootDir, sessionId);
+  }
+
+  /** A new, unique log path for one command. */
+  nextPath(label: string): string {
+    if (!this.created) {
+      mkdirSync(this.sessionDir, { recursive: true });
+      this.created = true;
+      if (this.retention) pruneLogs(this.rootDir, this.sessionId, this.retention);
+    }
+    this.seq += 1;
+    const slug = label.replace(/[^a-zA-Z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'cmd';
+    return join(this.sessionDir, `${String(this.seq).padStart(4, '0')}-${slug}.log`);
+  }
+
+  open(path: string): WriteStream {
+    return createWriteStream(path, { flags: 'w', highWaterMark: 1024 * 1024 });
+  }
+
+  async writeMeta(logPath: string, meta: Record<string, unknown>): Promise<void> {
+    await writeFile(logPath.replace(/\.log$/, '.json'), `${JSON.stringify(meta, null, 2)}\n`);
+  }
+}
+
+function dirSize(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    total += entry.isDirectory() ? dirSize(p) : statSync(p).size;
+  }
+  return total;
+}
+
+/** Deletes other sessions' folders older than maxAgeDays, then oldest first beyond maxTotalBytes. */
+export function pruneLogs(rootDir: string, keepSession: string, retention: LogRetention, now = Date.now()): string[] {
+  const removed: string[] = [];
+  let sessions: Array<{ path: string; mtime: number; size: number }>;
+  try {
+    sessions = readdirSync(rootDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && e.name !== keepSession)
+      .map((e) => {
+        const path = join(rootDir, e.name);
+        return { path, mtime: statSync(path).mtimeMs, size: dirSize(path) };
+      })
+      .sort((a, b) => a.mtime - b.mtime);
+  } catch {
+    return removed;
+  }
+  const maxAgeMs = retention.maxAgeDays * 24 * 3600 * 1000;
+  let total = sessions.reduce((s, x) => s + x.size, 0);
+  for (const s of sessions) {
+    if (now - s.mtime > maxAgeMs || total > retention.maxTotalBytes) {
+      rmSync(s.path, { recursive: true, force: true });
+      total -= s.size;
+      removed.push(s.path);
+    }
+  }
+  return removed;
+}

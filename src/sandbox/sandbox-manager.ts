@@ -1,0 +1,225 @@
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { ContainerEngine, PullProgress, TmpfsMount } from '../engine/container-engine.js';
+import { DockerEngine } from '../engine/docker-engine.js';
+import { SandboxError } from '../errors.js';
+import { LogStore } from '../output/log-store.js';
+import { registerExitCleanup } from './exit-hook.js';
+import { containerLabels, currentOwner } from './labels.js';
+import { checkConfigInvariants, checkImageAllowed, checkMounts, type MountRequest } from './policy.js';
+import { Sandbox } from './sandbox.js';
+import { sweepContainers, type SweepReport } from './sweep.js';
+
+export interface StartOptions {
+  /** Image to start. @default config.images.default */
+  image?: string;
+  /** Container name (unique on the engine). @default genaicode-docker-<session>-<n> */
+  name?: string;
+  /** @default config.network */
+  network?: 'none' | 'bridge';
+  /** Memory limit in bytes. @default config.limits.memory */
+  memoryBytes?: number;
+  /** @default config.limits.cpus */
+  cpus?: number;
+  /** @default config.limits.pids */
+  pids?: number;
+  /** @default config.readOnlyRoot */
+  readOnlyRoot?: boolean;
+  /** Host paths to mount; each must be on the mount allowlist. */
+  mounts?: MountRequest[];
+  env?: Record<string, string>;
+  /** @default config.workdir */
+  workdir?: string;
+  /** @default config.ttlSeconds */
+  ttlSeconds?: number;
+  onPullProgress?: (p: PullProgress) => void;
+  signal?: AbortSignal;
+}
+
+export interface SandboxManagerOptions {
+  config: Config;
+  /** @default a DockerEngine from config.engine */
+  engine?: ContainerEngine;
+  /** @default a new time-sortable id */
+  sessionId?: string;
+  /** Remove stale containers (dead owner, past expiry) before the first start. @default true */
+  sweepOnStart?: boolean;
+}
+
+/** A session id that sorts by time and names a log folder: 20261122-031500-a1b2c3. */
+export function newSessionId(now = new Date()): string {
+  const t = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${t}-${randomBytes(3).toString('hex')}`;
+}
+
+const NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
+
+function bounded(name: string, value: number | undefined, min: number, max: number, whole = true): void {
+  if (value === undefined) return;
+  if (!Number.isFinite(value) || value < min || value > max || (whole && !Number.isInteger(value))) {
+    throw new SandboxError('INVALID_ARGUMENT', `${name} must be ${whole ? 'a whole number ' : ''}between ${min} and ${max}, got ${value}.`);
+  }
+}
+
+/**
+ * The live sandboxes of one session: starts them under the policy, labels them, tracks
+ * them, and makes sure none outlives the process (exit hook) or its expiry (dead-man switch).
+ */
+export class SandboxManager {
+  readonly config: Config;
+  readonly engine: ContainerEngine;
+  readonly sessionId: string;
+  readonly logs: LogStore;
+  private readonly live = new Map<string, Sandbox>();
+  private seq = 0;
+  private swept: Promise<SweepReport | undefined> | undefined;
+  private unregister: (() => void) | undefined;
+  private readonly sweepOnStart: boolean;
+
+  constructor(options: SandboxManagerOptions) {
+    this.config = options.config;
+    this.engine = options.engine ?? new DockerEngine(options.config.engine);
+    this.sessionId = options.sessionId ?? newSessionId();
+    this.sweepOnStart = options.sweepOnStart ?? true;
+    this.logs = new LogStore(this.config.logs.dir, this.sessionId, this.config.logs);
+  }
+
+  /** Live sandboxes of this manager. */
+  list(): Sandbox[] {
+    return [...this.live.values()];
+  }
+
+  /** A live sandbox of THIS manager by id (full or prefix of at least 6) or name; never another's. */
+  get(idOrName: string): Sandbox | undefined {
+    const key = idOrName.trim();
+    if (!key) return undefined;
+    for (const s of this.live.values()) {
+      if (s.name === key || s.id === key || (key.length >= 6 && s.id.startsWith(key))) return s;
+    }
+    return undefined;
+  }
+
+  /**
+   * Starts a sandbox. The image allowlist and every policy check run before any engine
+   * call; a missing image is pulled (progress through `onPullProgress`); if the container
+   * is created but does not start, it is removed.
+   * @throws SandboxError IMAGE_NOT_ALLOWED, POLICY_VIOLATION, INVALID_ARGUMENT, IMAGE_NOT_FOUND,
+   *         ENGINE_UNAVAILABLE, CONTAINER_START_FAILED, ABORTED
+   */
+  async start(options: StartOptions = {}): Promise<Sandbox> {
+    const c = this.config;
+    const image = options.image ?? c.images.default;
+    checkImageAllowed(image, c.images.allow);
+    checkConfigInvariants(options, 'start options');
+    if (options.name !== undefined && !NAME.test(options.name)) {
+      throw new SandboxError('INVALID_ARGUMENT', `Container name ${JSON.stringify(options.name)} is not valid: use letters, digits, _ . - (at most 63, starting with a letter or digit).`);
+    }
+    if (options.network !== undefined && options.network !== 'none' && options.network !== 'bridge') {
+      throw new SandboxError('INVALID_ARGUMENT', `network must be "none" or "bridge", got ${JSON.stringify(options.network)}.`);
+    }
+    bounded('memoryBytes', options.memoryBytes, 8 * 1024 ** 2, 64 * 1024 ** 3);
+    bounded('cpus', options.cpus, 0.05, 64, false);
+    bounded('pids', options.pids, 8, 65536);
+    bounded('ttlSeconds', options.ttlSeconds, 10, 7 * 24 * 3600);
+    const mounts = checkMounts(options.mounts ?? [], c.mountAllow, this.engineSocketPath());
+    const workdir = options.workdir ?? c.workdir;
+    if (!workdir.startsWith('/')) throw new SandboxError('INVALID_ARGUMENT', `workdir must be absolute, got ${JSON.stringify(workdir)}.`);
+    const abortCheck = () => {
+      if (options.signal?.aborted) throw new SandboxError('ABORTED', 'Start aborted.');
+    };
+
+    abortCheck();
+    if (this.sweepOnStart) {
+      this.swept ??= sweepContainers(this.engine).catch((e: unknown) => {
+        if (e instanceof SandboxError && e.code === 'ENGINE_UNAVAILABLE') throw e;
+        return undefined; // a failed sweep must not block work; `cleanup` reports it
+      });
+      try {
+        await this.swept;
+      } catch (e) {
+        this.swept = undefined;
+        throw e;
+      }
+    }
+    if (!(await this.engine.hasImage(image))) {
+      if (!c.images.pull) {
+        throw new SandboxError('IMAGE_NOT_FOUND', `Image ${image} is not present and pulling is off (images.pull=false). Build or load it first.`, { data: { image } });
+      }
+      await this.engine.pullImage(image, options.onPullProgress, options.signal);
+    }
+    abortCheck();
+
+    const ttl = options.ttlSeconds ?? c.ttlSeconds;
+    const createdAt = new Date();
+    const expiresAt = new Date(createdAt.getTime() + ttl * 1000);
+    const name = options.name ?? `genaicode-docker-${this.sessionId.slice(-6)}-${++this.seq}`;
+    const readOnlyRoot = options.readOnlyRoot ?? c.readOnlyRoot;
+    const tmpfs: TmpfsMount[] = readOnlyRoot
+      ? [{ path: '/tmp', sizeBytes: c.tmpfsSize }, ...(mounts.some((m) => m.containerPath === workdir) ? [] : [{ path: workdir, sizeBytes: c.tmpfsSize }])]
+      : [];
+    const memoryBytes = options.memoryBytes ?? c.limits.memory;
+    const pidsLimit = options.pids ?? c.limits.pids;
+    const id = await this.engine.createContainer({
+      image,
+      name,
+      // Dead-man switch: the keep-alive process ends at expiry, and auto-remove deletes the container.
+      entrypoint: ['sleep'],
+      cmd: [String(ttl)],
+      env: Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      labels: containerLabels(this.sessionId, currentOwner(), createdAt, expiresAt),
+      workdir,
+      ...(c.user ? { user: c.user } : {}),
+      memoryBytes,
+      nanoCpus: Math.round((options.cpus ?? c.limits.cpus) * 1e9),
+      pidsLimit,
+      network: options.network ?? c.network,
+      readOnlyRoot,
+      tmpfs,
+      binds: mounts.map((m) => ({ hostPath: m.hostPath, containerPath: m.containerPath, readOnly: !m.writable })),
+      capAdd: [...c.capAdd],
+      autoRemove: true,
+    });
+    // Tracked before start, so the exit hook covers the window between create and start.
+    const sandbox = new Sandbox(
+      { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit },
+      { engine: this.engine, logs: this.logs, exec: c.exec, onStopped: (s) => this.live.delete(s.id) },
+    );
+    this.live.set(id, sandbox);
+    this.unregister ??= registerExitCleanup({
+      removeAllSync: () => {
+        const ids = [...this.live.keys()];
+        if (ids.length) this.engine.removeContainersSync(ids, 10_000);
+        this.live.clear();
+      },
+      removeAll: () => this.stopAll(),
+    });
+    try {
+      await this.engine.startContainer(id);
+      abortCheck();
+    } catch (e) {
+      await sandbox.stop().catch(() => undefined);
+      throw e;
+    }
+    return sandbox;
+  }
+
+  /** Stops every live sandbox of this manager. */
+  async stopAll(): Promise<void> {
+    await Promise.allSettled(this.list().map((s) => s.stop()));
+  }
+
+  /** The start-up sweep, by hand. */
+  sweep(options: { all?: boolean; dryRun?: boolean } = {}): Promise<SweepReport> {
+    return sweepContainers(this.engine, { ...options, keep: new Set(this.live.keys()) });
+  }
+
+  private engineSocketPath(): string | undefined {
+    const e = this.engine as { connection?: { kind: string; socketPath?: string } };
+    return e.connection?.kind === 'socket' ? e.connection.socketPath : undefined;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stopAll();
+    this.unregister?.();
+  }
+}

@@ -1,0 +1,347 @@
+import { randomBytes } from 'node:crypto';
+import type { WriteStream } from 'node:fs';
+import type { ContainerEngine, StreamId } from '../engine/container-engine.js';
+import { SandboxError } from '../errors.js';
+import type { LogStore } from '../output/log-store.js';
+import { StreamWindow } from '../output/stream-window.js';
+import type { ExecOptions, ExecResult } from './exec-types.js';
+import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, parseCounters, PID_MARK, wrapArgv, wrapShellCommand } from './shell-scripts.js';
+
+export const TIMEOUT_EXIT_CODE = 124;
+export const CANCELED_EXIT_CODE = 137;
+/** Environment variable marking every process a command starts. */
+export const EXEC_MARK_VAR = 'GENAICODE_DOCKER_EXEC';
+/** How long a killed command's output may take to close before we stop reading it. */
+const KILL_DRAIN_MS = 5_000;
+const MAX_TIMEOUT_MS = 24 * 3600 * 1000;
+
+export interface SandboxInfo {
+  id: string;
+  name: string;
+  image: string;
+  sessionId: string;
+  workdir: string;
+  createdAt: Date;
+  expiresAt: Date;
+  memoryBytes: number;
+  pidsLimit: number;
+}
+
+export interface SandboxDeps {
+  engine: ContainerEngine;
+  logs: LogStore;
+  exec: { timeoutMs: number; maxBytes: number; maxLines: number };
+  onStopped: (sandbox: Sandbox) => void;
+}
+
+/** Reads the wrapper's `\x1e<pid>\x1e` from the start of stderr, passing everything after it on. */
+class PidMarkReader {
+  pid: number | undefined;
+  private state: 'start' | 'digits' | 'done' = 'start';
+  private digits = '';
+  private waiters: Array<(pid: number | undefined) => void> = [];
+
+  consume(chunk: Buffer): Buffer {
+    let i = 0;
+    while (this.state !== 'done' && i < chunk.length) {
+      const b = chunk[i]!;
+      if (this.state === 'start') {
+        if (b !== PID_MARK) return this.finish(undefined), chunk.subarray(i);
+        this.state = 'digits';
+      } else if (b === PID_MARK) {
+        this.finish(Number(this.digits) || undefined);
+      } else if (b >= 0x30 && b <= 0x39 && this.digits.length < 10) {
+        this.digits += String.fromCharCode(b);
+      } else {
+        this.finish(undefined);
+        return chunk.subarray(i);
+      }
+      i++;
+    }
+    return i === 0 ? chunk : chunk.subarray(i);
+  }
+
+  get done(): boolean {
+    return this.state === 'done';
+  }
+
+  finish(pid: number | undefined): void {
+    if (this.state === 'done') return;
+    this.state = 'done';
+    this.pid = pid;
+    for (const w of this.waiters) w(pid);
+    this.waiters = [];
+  }
+
+  wait(): Promise<number | undefined> {
+    return this.state === 'done' ? Promise.resolve(this.pid) : new Promise((r) => this.waiters.push(r));
+  }
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
+  const timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS) {
+    throw new SandboxError('INVALID_ARGUMENT', `timeoutMs must be a whole number of milliseconds between 1 and ${MAX_TIMEOUT_MS}, got ${String(options.timeoutMs)}.`);
+  }
+  if (options.workdir !== undefined && !options.workdir.startsWith('/')) {
+    throw new SandboxError('INVALID_ARGUMENT', `workdir must be an absolute path in the container, got ${JSON.stringify(options.workdir)}.`);
+  }
+  for (const key of Object.keys(options.env ?? {})) {
+    if (!ENV_NAME.test(key)) throw new SandboxError('INVALID_ARGUMENT', `Environment variable name ${JSON.stringify(key)} is not valid.`);
+  }
+  return timeoutMs;
+}
+
+/** One started container: run commands in it, then stop it. `stop()` is idempotent. */
+export class Sandbox implements AsyncDisposable {
+  private stopped = false;
+  private stopping: Promise<void> | undefined;
+  /** cgroup counters as last read; a fresh container starts at zero. */
+  private counters = { oomKills: 0, pidsRefused: 0 };
+
+  constructor(
+    readonly info: Readonly<SandboxInfo>,
+    private readonly deps: SandboxDeps,
+  ) {}
+
+  get id(): string {
+    return this.info.id;
+  }
+
+  get name(): string {
+    return this.info.name;
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /**
+   * Runs a command (a shell string, or an argument vector run without a shell).
+   * Output is demultiplexed frame by frame, every byte teed to the log file, and only
+   * bounded windows kept in memory. A timeout or abort kills the command's whole
+   * process tree in the container.
+   * @throws SandboxError only for infrastructure failures (container gone, engine down).
+   */
+  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    const timeoutMs = validateExecOptions(options, this.deps.exec);
+    const commandText = typeof command === 'string' ? command : command.join(' ');
+    if (commandText.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'The command is empty.');
+    if (this.stopped) throw this.goneError();
+    if (options.signal?.aborted) throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
+
+    const started = performance.now();
+    const label = options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd';
+    const logPath = this.deps.logs.nextPath(label);
+    const log = this.deps.logs.open(logPath);
+    const out = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
+    const err = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
+    const marker = new PidMarkReader();
+    // Inherited by everything the command starts, so the kill finds even re-parented daemons.
+    const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
+    let paused = false;
+    let session: Awaited<ReturnType<ContainerEngine['exec']>> | undefined;
+
+    const onOutput = (stream: StreamId, data: Buffer) => {
+      let chunk = data;
+      if (stream === 'stderr' && !marker.done) {
+        chunk = marker.consume(chunk);
+        if (chunk.length === 0) return;
+      }
+      (stream === 'stdout' ? out : err).push(chunk);
+      if (!log.write(chunk) && !paused && session) {
+        paused = true;
+        session.pause();
+        log.once('drain', () => {
+          paused = false;
+          session?.resume();
+        });
+      }
+    };
+
+    try {
+      const env = [execMark, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
+      session = await this.deps.engine.exec(
+        this.id,
+        { cmd: typeof command === 'string' ? wrapShellCommand(command) : wrapArgv(command), env, workdir: options.workdir ?? this.info.workdir },
+        onOutput,
+      );
+    } catch (e) {
+      await closeLog(log);
+      throw e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND' ? this.goneError(e) : e;
+    }
+
+    let interrupted: 'timeout' | 'cancel' | undefined;
+    let killReport: string | undefined;
+    const live = session;
+    let killing: Promise<void> | undefined;
+    const interrupt = (why: 'timeout' | 'cancel') => {
+      if (interrupted) return;
+      interrupted = why;
+      killing = (async () => {
+        const pid = await Promise.race([marker.wait(), delay(2_000).then(() => undefined)]);
+        killReport = await this.killTree(pid ?? 0, execMark);
+        // Output may stay open if something outside the tree holds it: stop reading.
+        const drained = await Promise.race([live.done.then(() => true, () => true), delay(KILL_DRAIN_MS).then(() => false)]);
+        if (!drained) live.detach();
+      })();
+    };
+    const timer = setTimeout(() => interrupt('timeout'), timeoutMs);
+    const onAbort = () => interrupt('cancel');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    let exitCode: number | null;
+    try {
+      ({ exitCode } = await live.done);
+    } catch (e) {
+      if (!interrupted) {
+        await closeLog(log);
+        throw e;
+      }
+      exitCode = null;
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+    if (killing) await killing;
+    await closeLog(log);
+
+    if (exitCode === null && !interrupted) {
+      if (this.stopped || !(await this.deps.engine.inspectContainer(this.id))?.running) {
+        throw this.goneError(undefined, logPath);
+      }
+    }
+
+    let oomKilled = false;
+    let pidsLimitHit = false;
+    if (interrupted || (exitCode !== null && exitCode >= 126)) {
+      ({ oomKilled, pidsLimitHit } = await this.readLimitCounters());
+    }
+    const timedOut = interrupted === 'timeout';
+    const canceled = interrupted === 'cancel';
+    const finalExit = timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (exitCode ?? 1);
+    const reason = this.explain({ timedOut, canceled, oomKilled, pidsLimitHit, timeoutMs, killReport });
+    const stdout = out.render(logPath);
+    const stderr = err.render(logPath);
+    const result: ExecResult = {
+      command: commandText,
+      exitCode: finalExit,
+      stdout: stdout.text,
+      stderr: stderr.text,
+      truncated: stdout.truncated || stderr.truncated,
+      timedOut,
+      canceled,
+      oomKilled,
+      pidsLimitHit,
+      ...(reason ? { reason } : {}),
+      bytes: { stdout: out.bytes, stderr: err.bytes },
+      lines: { stdout: out.lines, stderr: err.lines },
+      durationMs: Math.round(performance.now() - started),
+      logPath,
+    };
+    await this.deps.logs.writeMeta(logPath, {
+      container: this.info.name,
+      image: this.info.image,
+      ...result,
+      stdout: undefined,
+      stderr: undefined,
+    }).catch(() => undefined);
+    return result;
+  }
+
+  private explain(f: { timedOut: boolean; canceled: boolean; oomKilled: boolean; pidsLimitHit: boolean; timeoutMs: number; killReport?: string }): string | undefined {
+    const parts: string[] = [];
+    if (f.timedOut) parts.push(`timed out after ${f.timeoutMs} ms; its process tree was killed`);
+    if (f.canceled) parts.push('canceled; its process tree was killed');
+    if (f.oomKilled) parts.push(`killed by the memory limit (${Math.round(this.info.memoryBytes / 1024 ** 2)} MiB)`);
+    if (f.pidsLimitHit) parts.push(`hit the process limit (${this.info.pidsLimit} processes): forks were refused`);
+    if (f.killReport && !f.killReport.startsWith('gone')) parts.push(`cleanup: ${f.killReport}`);
+    return parts.length ? parts.join('; ') : undefined;
+  }
+
+  /** Runs a helper script as root and returns its stdout (small by construction). */
+  private async runHelper(script: string, args: string[]): Promise<{ exitCode: number | null; stdout: string }> {
+    const chunks: Buffer[] = [];
+    const s = await this.deps.engine.exec(this.id, { cmd: ['/bin/sh', '-c', script, 'sh', ...args], user: '0' }, (stream, chunk) => {
+      if (stream === 'stdout') chunks.push(Buffer.from(chunk));
+    });
+    const { exitCode } = await s.done;
+    return { exitCode, stdout: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  /**
+   * Kills the tree of the process `pid` from a second exec. The engine has no call to kill
+   * an exec'd process, so this is the only way that works in any image with /bin/sh.
+   * Retried while the container's process limit refuses the helper itself.
+   */
+  private async killTree(pid: number, execMark: string): Promise<string> {
+    let last = 'not run';
+    for (let attempt = 0; attempt < 20; attempt++) {
+      try {
+        const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark]);
+        last = r.stdout.trim() || `exit ${r.exitCode}`;
+        if (r.exitCode === 0 && last.startsWith('gone')) return last;
+      } catch (e) {
+        last = e instanceof Error ? e.message : String(e);
+        if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') return 'container gone';
+      }
+      await delay(100 + attempt * 50);
+    }
+    return last;
+  }
+
+  private async readLimitCounters(): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
+    try {
+      const r = await this.runHelper(CGROUP_COUNTERS_SCRIPT, []);
+      const c = parseCounters(r.stdout);
+      const oomKilled = c.oomKills !== undefined && c.oomKills > this.counters.oomKills;
+      const pidsLimitHit = c.pidsRefused !== undefined && c.pidsRefused > this.counters.pidsRefused;
+      this.counters = { oomKills: c.oomKills ?? this.counters.oomKills, pidsRefused: c.pidsRefused ?? this.counters.pidsRefused };
+      return { oomKilled, pidsLimitHit };
+    } catch {
+      return { oomKilled: false, pidsLimitHit: false };
+    }
+  }
+
+  private goneError(cause?: unknown, logPath?: string): SandboxError {
+    return new SandboxError(
+      'CONTAINER_NOT_FOUND',
+      `Container ${this.info.name} is no longer running (stopped, removed, or past its expiry at ${this.info.expiresAt.toISOString()}). Start a new one.`,
+      { cause, data: { containerId: this.id, ...(logPath ? { logPath } : {}) } },
+    );
+  }
+
+  /** Stops (short grace) and removes the container. Safe to call twice or after it is gone. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.stopped = true;
+      try {
+        const existed = await this.deps.engine.stopContainer(this.id, 1);
+        if (existed) await this.deps.engine.removeContainer(this.id, true);
+        this.deps.onStopped(this);
+      } catch (e) {
+        this.stopping = undefined; // let a later stop() try again (the exit hook still tracks it)
+        throw e;
+      }
+    })();
+    return this.stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
+
+function closeLog(log: WriteStream): Promise<void> {
+  return new Promise((resolveClose) => {
+    if (log.closed) return resolveClose();
+    log.end(() => resolveClose());
+    log.once('error', () => resolveClose());
+  });
+}
