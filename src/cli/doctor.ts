@@ -1,0 +1,50 @@
+import type { Config } from '../config.js';
+import { DockerEngine } from '../engine/docker-engine.js';
+import { isSandboxError } from '../errors.js';
+import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { formatBytes } from './format.js';
+
+export const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
+
+/** Checks that sandboxes can run here, and prints what is in force. Returns the exit code. */
+export async function doctor(config: Config, options: { sandboxCheck: boolean }, out: (line: string) => void): Promise<number> {
+  const engine = new DockerEngine(config.engine);
+  let problems = 0;
+  try {
+    const info = await engine.info();
+    out(`engine       ok: ${info.kind} ${info.version} (API ${info.apiVersion}, ${info.os}, cgroups v${info.cgroupVersion}) at ${info.endpoint}`);
+  } catch (e) {
+    out(`engine       UNUSABLE: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  const images = [...new Set([config.images.default, ...GOLDEN_IMAGES])];
+  for (const image of images) {
+    const present = await engine.hasImage(image);
+    if (!present && image === config.images.default && !config.images.pull) problems++;
+    out(`image        ${present ? 'present' : 'missing'}: ${image}${present ? '' : image.startsWith('genaicode-docker/') ? ' (build: docker/build-offline.sh, or docker build docker/<name>)' : ' (pulled on first use)'}`);
+  }
+  out(`limits       memory ${formatBytes(config.limits.memory)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`);
+  out(`lifetime     containers expire after ${config.ttlSeconds} s; commands time out after ${config.exec.timeoutMs} ms`);
+  out(`output       ${formatBytes(config.exec.maxBytes)} / ${config.exec.maxLines} lines per stream kept for answers; full logs in ${config.logs.dir}`);
+  out(`images       allowed: ${config.images.allow.join(', ') || '(none)'}`);
+  out(`mounts       allowed: ${config.mountAllow.map((m) => `${m.hostPath}${m.writable ? ' (rw)' : ' (ro)'}`).join(', ') || '(none)'}`);
+  out(`config       from ${config.sources.join(' < ')}`);
+  if (options.sandboxCheck) {
+    const manager = new SandboxManager({ config, engine });
+    const t0 = performance.now();
+    try {
+      const sandbox = await manager.start({});
+      const r = await sandbox.exec('echo ok', { timeoutMs: 10_000 });
+      await sandbox.stop();
+      const ok = r.exitCode === 0 && r.stdout.trim() === 'ok';
+      if (!ok) problems++;
+      out(`sandbox      ${ok ? 'ok' : 'FAILED'}: start, exec, stop of ${config.images.default} in ${Math.round(performance.now() - t0)} ms`);
+    } catch (e) {
+      problems++;
+      out(`sandbox      FAILED: ${isSandboxError(e) ? `${e.code}: ${e.message}` : String(e)}`);
+    } finally {
+      await manager.stopAll();
+    }
+  }
+  return problems > 0 ? 1 : 0;
+}

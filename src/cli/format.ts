@@ -1,0 +1,33 @@
+import type { ExecResult } from '../sandbox/exec-types.js';
+
+/** One result as a person reads it at a terminal. */
+export function formatExecResult(r: ExecResult): string {
+  const flags = [
+    r.timedOut && 'timed out',
+    r.canceled && 'canceled',
+    r.oomKilled && 'OOM-killed',
+    r.pidsLimitHit && 'process limit hit',
+    r.truncated && 'output truncated',
+  ].filter(Boolean);
+  const lines = [`$ ${r.command}`];
+  if (r.stdout) lines.push(r.stdout.replace(/\n$/, ''));
+  if (r.stderr) lines.push(`[stderr]\n${r.stderr.replace(/\n$/, '')}`);
+  lines.push(
+    `-> exit ${r.exitCode} in ${r.durationMs} ms; ${r.bytes.stdout} + ${r.bytes.stderr} bytes (stdout + stderr)` +
+      (flags.length ? `; ${flags.join(', ')}` : ''),
+  );
+  if (r.reason) lines.push(`   ${r.reason}`);
+  lines.push(`   full log: ${r.logPath}`);
+  return lines.join('\n');
+}
+
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[u]}`;
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadConfig, parseByteSize, type Config } from '../config.js';
+import { isSandboxError } from '../errors.js';
+import { PACKAGE_VERSION } from '../version.js';
+import { cleanup } from './cleanup.js';
+import { demo } from './demo.js';
+import { doctor } from './doctor.js';
+import { run } from './run.js';
+
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const err = (line: string) => process.stderr.write(`${line}\n`);
+
+function config(): Config {
+  return loadConfig();
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive whole number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function size(value: string): number {
+  const n = parseByteSize(value);
+  if (n === undefined) throw new InvalidArgumentError(`expected a size like 256m or 1g, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+const program = new Command()
+  .name('genaicode-docker')
+  .description('Run commands and tasks for a coding model in hardened, never-leaked Docker containers.')
+  .version(PACKAGE_VERSION)
+  .showHelpAfterError();
+
+program
+  .command('doctor')
+  .description('check that sandboxes can run here: engine, images, limits in force')
+  .option('--no-sandbox-check', 'skip starting a test sandbox')
+  .action(async (o: { sandboxCheck: boolean }) => {
+    process.exitCode = await doctor(config(), o, out);
+  });
+
+program
+  .command('run')
+  .description('run one command in a fresh sandbox, through the exact pipeline the model gets')
+  .option('--image <image>', 'image (must be on the allowlist)')
+  .option('--timeout-ms <n>', 'kill the command after this many milliseconds', positiveInt)
+  .addOption(new Option('--network <mode>', 'network of the sandbox').choices(['none', 'bridge']))
+  .option('--memory <size>', 'memory limit, e.g. 256m', size)
+  .option('--json', 'print the result object as one line of JSON', false)
+  .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
+  .action(async (argv: string[], o: { image?: string; timeoutMs?: number; network?: 'none' | 'bridge'; memory?: number; json: boolean }) => {
+    process.exitCode = await run(config(), argv, { ...o, ...(o.memory ? { memoryBytes: o.memory } : {}) }, out, err);
+  });
+
+program
+  .command('cleanup')
+  .description("remove leaked containers: owner process gone, or past expiry (other live processes' containers are kept)")
+  .option('--all', 'remove every managed container, listing them first', false)
+  .option('--dry-run', 'only list what would be removed', false)
+  .action(async (o: { all: boolean; dryRun: boolean }) => {
+    process.exitCode = await cleanup(config(), o, out);
+  });
+
+program
+  .command('demo')
+  .description('the main job: a sandbox, four commands (success, failure, huge output, timeout), results as the model gets them')
+  .action(async () => {
+    process.exitCode = await demo(config(), out);
+  });
+
+program.parseAsync().catch((e: unknown) => {
+  err(isSandboxError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? (e.stack ?? e.message) : String(e));
+  process.exitCode = isSandboxError(e) && e.code === 'ENGINE_UNAVAILABLE' ? 3 : 1;
+});

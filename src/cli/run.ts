@@ -1,0 +1,56 @@
+import type { Config } from '../config.js';
+import { isSandboxError } from '../errors.js';
+import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
+import { formatExecResult } from './format.js';
+
+export interface RunOptions {
+  image?: string;
+  timeoutMs?: number;
+  network?: 'none' | 'bridge';
+  memoryBytes?: number;
+  json: boolean;
+}
+
+/**
+ * Starts a sandbox, runs one command through the same exec pipeline the model gets,
+ * stops the sandbox, and prints the result. Ctrl-C cancels the command (its process tree
+ * is killed) and still removes the container. Returns the command's exit code.
+ */
+export async function run(config: Config, argv: string[], options: RunOptions, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  const manager = new SandboxManager({ config });
+  const abort = new AbortController();
+  const onSigint = () => {
+    err('canceling: killing the command in the container (Ctrl-C again to force)');
+    process.removeListener('SIGINT', onSigint);
+    abort.abort();
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const start: StartOptions = {
+      ...(options.image ? { image: options.image } : {}),
+      ...(options.network ? { network: options.network } : {}),
+      ...(options.memoryBytes ? { memoryBytes: options.memoryBytes } : {}),
+      signal: abort.signal,
+      onPullProgress: (p) => {
+        if (!options.json && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);
+      },
+    };
+    const sandbox = await manager.start(start);
+    try {
+      // A single argument is a shell command line; several are an argument vector.
+      const command = argv.length === 1 ? argv[0]! : argv;
+      const result = await sandbox.exec(command, { ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), signal: abort.signal });
+      out(options.json ? JSON.stringify(result) : formatExecResult(result));
+      return result.exitCode;
+    } finally {
+      await sandbox.stop();
+    }
+  } catch (e) {
+    if (options.json && isSandboxError(e)) out(JSON.stringify(e.toJSON()));
+    else err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
+    return 125;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await manager.stopAll();
+  }
+}
