@@ -34,3 +34,6 @@ export { sweepContainers, type SweepReport, type SweepOptions } from './sandbox/
 export { LABEL } from './sandbox/labels.js';
 export { INVARIANTS, checkImageAllowed, type MountRequest } from './sandbox/policy.js';
 export { PACKAGE_VERSION } from './version.js';
+export { createDockerPlugin, type DockerPluginOptions } from './create-plugin.js';
+export { buildCommandAnswer, extractiveSummary, keyLines, type CommandAnswer, type OutputSummarizer } from './output/command-answer.js';
+export type { HostServices } from './host/host-services.js';

@@ -81,29 +81,30 @@ export async function buildCommandAnswer(
 ): Promise<CommandAnswer> {
   const threshold = options.thresholdBytes ?? DEFAULT_SUMMARY_THRESHOLD_BYTES;
   const output = combinedOutput(r);
-  const base = {
+  // Field order is what the model reads first: the exit, then the output, then the details.
+  const answer = (summary: string, summaryKind: CommandAnswer['summaryKind'], key?: string[]): CommandAnswer => ({
     exitCode: r.exitCode,
+    summary,
+    summaryKind,
+    ...(key && key.length ? { keyLines: key } : {}),
     truncated: r.truncated,
-    logPath: r.logPath,
-    bytes: r.bytes.stdout + r.bytes.stderr,
     ...(r.timedOut ? { timedOut: true as const } : {}),
     ...(r.canceled ? { canceled: true as const } : {}),
     ...(r.oomKilled ? { oomKilled: true as const } : {}),
     ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
     ...(r.reason ? { reason: r.reason } : {}),
-  };
-  if (Buffer.byteLength(output) <= threshold && !r.truncated) {
-    return { ...base, summary: output, summaryKind: 'verbatim' };
-  }
+    logPath: r.logPath,
+    bytes: r.bytes.stdout + r.bytes.stderr,
+  });
+  if (Buffer.byteLength(output) <= threshold && !r.truncated) return answer(output, 'verbatim');
   const key = keyLines(output);
-  const withKey = key.length ? { keyLines: key } : {};
   if (options.summarizer) {
     try {
       const summary = (await options.summarizer({ command: r.command, exitCode: r.exitCode, output, ...(r.reason ? { reason: r.reason } : {}) }, options.signal)).trim();
-      if (summary) return { ...base, summary: summary.length > 1500 ? `${summary.slice(0, 1500)}…` : summary, summaryKind: 'model', ...withKey };
+      if (summary) return answer(summary.length > 1500 ? `${summary.slice(0, 1500)}…` : summary, 'model', key);
     } catch {
       // fall through to the extractive summary: the result is never held back
     }
   }
-  return { ...base, summary: extractiveSummary(r), summaryKind: 'extractive', ...withKey };
+  return answer(extractiveSummary(r), 'extractive', key);
 }

@@ -1,0 +1,42 @@
+import type { Plugin } from './host/genaicode-types.js';
+import { createPluginRuntime, type DockerPluginOptions } from './plugin-runtime.js';
+import { createDockerActionHandlers } from './prompt/steps/step-ask-question/handlers/docker.js';
+import { dockerSystemPrompt, installSystemPrompt } from './prompt/system-prompt.js';
+
+export type { DockerPluginOptions } from './plugin-runtime.js';
+
+/**
+ * The GenAIcode plugin. Loading it touches no engine and never blocks genaicode's start:
+ * the configuration and the engine connection are made at the first action. One
+ * background check reports an unreachable engine as a system message.
+ *
+ * In `.genaicoderc`: `"plugins": ["./node_modules/genaicode-docker/dist/plugin.js"]`, or a
+ * local file `export default createDockerPlugin({ config: { ... } })`.
+ */
+export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
+  const runtime = createPluginRuntime(options);
+  installSystemPrompt(() => {
+    let config;
+    try {
+      config = runtime.config();
+    } catch {
+      config = undefined; // the first action will answer with the configuration error
+    }
+    return dockerSystemPrompt(config, { task: false });
+  });
+  setTimeout(() => {
+    void (async () => {
+      try {
+        await runtime.manager().engine.info();
+      } catch (e) {
+        const host = await runtime.host().catch(() => undefined);
+        host?.systemMessage(`genaicode-docker: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    })();
+  }, 0).unref();
+  return {
+    name: 'genaicode-docker',
+    actionHandlers: { ...createDockerActionHandlers(runtime) },
+  };
+}
+

@@ -1,0 +1,49 @@
+import { loadConfig, type Config, type ConfigInput } from './config.js';
+import type { ContainerEngine } from './engine/container-engine.js';
+import { genaicodeHost, type HostServices } from './host/host-services.js';
+import { checkImageAllowed } from './sandbox/policy.js';
+import { SandboxManager } from './sandbox/sandbox-manager.js';
+
+export interface DockerPluginOptions {
+  /** Configuration passed in code; wins over .genaicode-docker.json and GENAICODE_DOCKER_*. */
+  config?: ConfigInput;
+  /** @default a DockerEngine from the configuration */
+  engine?: ContainerEngine;
+  /** @default the running GenAIcode */
+  host?: HostServices;
+  /** Where the project (and .genaicode-docker.json) is searched from. @default process.cwd() at first use */
+  cwd?: string;
+}
+
+/**
+ * What every action handler shares: the configuration and the sandbox manager, created
+ * lazily at the first action (loading the plugin touches neither the engine nor the disk
+ * beyond reading config), and the host services.
+ */
+export interface PluginRuntime {
+  config(): Config;
+  manager(): SandboxManager;
+  host(): Promise<HostServices>;
+  /** The image allowlist, checked before the user is asked to confirm anything. */
+  checkImage(image: string): void;
+}
+
+export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRuntime {
+  let config: Config | undefined;
+  let manager: SandboxManager | undefined;
+  const runtime: PluginRuntime = {
+    config() {
+      config ??= loadConfig({ ...(options.cwd ? { cwd: options.cwd } : {}), ...(options.config ? { overrides: options.config } : {}) });
+      return config;
+    },
+    manager() {
+      manager ??= new SandboxManager({ config: runtime.config(), ...(options.engine ? { engine: options.engine } : {}) });
+      return manager;
+    },
+    host: () => (options.host ? Promise.resolve(options.host) : genaicodeHost()),
+    checkImage(image) {
+      checkImageAllowed(image, runtime.config().images.allow);
+    },
+  };
+  return runtime;
+}

@@ -1,0 +1,34 @@
+import type { ActionResult, FunctionCall } from '../../../../host/genaicode-types.js';
+import { isSandboxError } from '../../../../errors.js';
+
+/** The structured error a model receives (seed 001 section 8): it never throws out of a handler. */
+export interface ErrorAnswer {
+  error: string;
+  code: string;
+  [key: string]: unknown;
+}
+
+export function errorAnswer(e: unknown): ErrorAnswer {
+  if (isSandboxError(e)) return e.toJSON();
+  return { error: e instanceof Error ? e.message : String(e), code: 'INTERNAL_ERROR' };
+}
+
+/**
+ * One conversation step: the assistant's call, and the user item carrying the answer as
+ * a function response (what the model reads) plus a one-line text (what the user sees).
+ */
+export function actionResult(message: string, call: FunctionCall, answer: object, userText: string, isError = false): ActionResult {
+  return {
+    breakLoop: false,
+    items: [
+      {
+        assistant: { type: 'assistant', text: message, functionCalls: [call] },
+        user: {
+          type: 'user',
+          text: userText,
+          functionResponses: [{ name: call.name, call_id: call.id, content: JSON.stringify(answer), ...(isError ? { isError: true } : {}) }],
+        },
+      },
+    ],
+  };
+}

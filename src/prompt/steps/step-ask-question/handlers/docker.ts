@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import type { ActionHandler, ActionHandlerProps, ActionResult, FunctionDef } from '../../../../host/genaicode-types.js';
+import { buildCommandAnswer } from '../../../../output/command-answer.js';
+import { SandboxError } from '../../../../errors.js';
+import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import { liteModelSummarizer } from '../../../summarize-output.js';
+import { actionResult, errorAnswer } from './action-answer.js';
+import { actionCall, requestArgs } from './structured-args.js';
+
+const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
+
+export const START_CONTAINER_DEF: FunctionDef = {
+  name: 'startContainer',
+  description: 'Start a sandboxed Docker container to run commands in.',
+  parameters: {
+    type: 'object',
+    properties: {
+      image: { type: 'string', description: 'Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.' },
+      name: { type: 'string', description: 'Optional container name (letters, digits, _ . -).' },
+    },
+    required: ['image'],
+  },
+};
+
+export const RUN_COMMAND_DEF: FunctionDef = {
+  name: 'runCommand',
+  description: 'Run one shell command (sh -c) in a container started with startContainer.',
+  parameters: {
+    type: 'object',
+    properties: {
+      containerId: { type: 'string', description: 'id or name returned by startContainer' },
+      cmd: { type: 'string', description: 'shell command line' },
+      timeoutMs: { type: 'number', description: 'optional timeout in milliseconds (default 60000)' },
+    },
+    required: ['containerId', 'cmd'],
+  },
+};
+
+export const STOP_CONTAINER_DEF: FunctionDef = {
+  name: 'stopContainer',
+  description: 'Stop and remove a container started with startContainer.',
+  parameters: {
+    type: 'object',
+    properties: { containerId: { type: 'string', description: 'id or name returned by startContainer' } },
+    required: ['containerId'],
+  },
+};
+
+export const StartContainerArgs = z.object({
+  image: z.string().trim().min(1, 'image is required'),
+  name: z.string().trim().min(1).optional(),
+});
+
+export const RunCommandArgs = z.object({
+  containerId: z.string().trim().min(1, 'containerId is required'),
+  cmd: z.string().min(1, 'cmd is required').refine((s) => s.trim() !== '', 'cmd is empty'),
+  timeoutMs: z.number().int().positive().max(MAX_COMMAND_TIMEOUT_MS).optional(),
+});
+
+export const StopContainerArgs = z.object({
+  containerId: z.string().trim().min(1, 'containerId is required'),
+});
+
+/** Descriptions the model sees in askQuestion's action list, on every turn. */
+export const DOCKER_ACTION_DESCRIPTIONS = {
+  startContainer: 'Start a sandboxed Docker container (args: image, name?). Returns { id, name, status }. The user may be asked to confirm.',
+  runCommand: 'Run a shell command in a started container (args: containerId, cmd, timeoutMs?). Returns { exitCode, summary, truncated, logPath }: short output verbatim, long output summarized; full log on disk.',
+  stopContainer: 'Stop and remove a container (args: containerId). Always stop containers when done.',
+} as const;
+
+function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxError {
+  const live = runtime.manager().list().map((s) => s.name);
+  return new SandboxError(
+    'CONTAINER_NOT_FOUND',
+    `No container ${JSON.stringify(containerId)} was started in this session${live.length ? `; live: ${live.join(', ')}` : '; start one with startContainer'}.`,
+    { data: { containerId } },
+  );
+}
+
+/** Runs one handler body; anything thrown becomes a structured error answer (a throw would end genaicode's loop). */
+async function guarded(props: ActionHandlerProps, name: string, body: () => Promise<ActionResult>): Promise<ActionResult> {
+  try {
+    return await body();
+  } catch (e) {
+    const answer = errorAnswer(e);
+    return actionResult(actionCall(props).args?.message ?? '', { id: `${name}-error`, name, args: {} }, answer, `${name} failed: ${answer.error}`, true);
+  }
+}
+
+export function createDockerActionHandlers(runtime: PluginRuntime): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
+  const startContainer: ActionHandler = (props) =>
+    guarded(props, 'startContainer', async () => {
+      const host = await runtime.host();
+      const message = actionCall(props).args?.message ?? '';
+      const got = await requestArgs(props, START_CONTAINER_DEF, StartContainerArgs, host.cheapModel);
+      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      const config = runtime.config();
+      const { image, name } = got.args;
+      // Policy first: an image the user would not be asked about is refused before asking.
+      runtime.checkImage(image);
+      if (config.plugin.confirmStart) {
+        const limits = `memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${config.network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
+        const confirmed = await host.confirm(`Start a Docker container from ${image}${name ? ` named ${name}` : ''}? (${limits})`, props.options);
+        if (!confirmed) {
+          const answer = { error: `The user declined to start a container from ${image}.`, code: 'USER_DECLINED' };
+          return actionResult(message, got.call, answer, answer.error, true);
+        }
+      }
+      await props.waitIfPaused();
+      const sandbox = await runtime.manager().start({
+        image,
+        ...(name ? { name } : {}),
+        ...(host.abortSignal() ? { signal: host.abortSignal()! } : {}),
+        onPullProgress: (p) => {
+          if (/complete|downloaded|pulling from/i.test(p.status)) host.systemMessage(`Pulling ${image}: ${p.id} ${p.status}`);
+        },
+      });
+      const answer = { id: sandbox.id.slice(0, 12), name: sandbox.name, status: 'running', image, expiresAt: sandbox.info.expiresAt.toISOString() };
+      return actionResult(message, got.call, answer, `Started container ${sandbox.name} from ${image}.`);
+    });
+
+  const runCommand: ActionHandler = (props) =>
+    guarded(props, 'runCommand', async () => {
+      const host = await runtime.host();
+      const message = actionCall(props).args?.message ?? '';
+      const got = await requestArgs(props, RUN_COMMAND_DEF, RunCommandArgs, host.cheapModel);
+      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      const { containerId, cmd, timeoutMs } = got.args;
+      const sandbox = runtime.manager().get(containerId);
+      if (!sandbox) throw noSuchContainer(runtime, containerId);
+      await props.waitIfPaused();
+      const signal = host.abortSignal();
+      const result = await sandbox.exec(cmd, { ...(timeoutMs ? { timeoutMs } : {}), ...(signal ? { signal } : {}) });
+      await props.waitIfPaused();
+      const answer = await buildCommandAnswer(result, {
+        thresholdBytes: runtime.config().plugin.summaryThresholdBytes,
+        summarizer: liteModelSummarizer(props.generateContentFn, host.liteModel, props.options),
+        ...(signal ? { signal } : {}),
+      });
+      const { bytes: _bytes, ...forModel } = answer;
+      const flags = [result.timedOut && 'timed out', result.canceled && 'canceled', result.oomKilled && 'out of memory'].filter(Boolean).join(', ');
+      return actionResult(message, got.call, forModel, `${sandbox.name}$ ${cmd.length > 80 ? `${cmd.slice(0, 80)}…` : cmd} -> exit ${result.exitCode}${flags ? ` (${flags})` : ''}; log: ${result.logPath}`);
+    });
+
+  const stopContainer: ActionHandler = (props) =>
+    guarded(props, 'stopContainer', async () => {
+      const host = await runtime.host();
+      const message = actionCall(props).args?.message ?? '';
+      const got = await requestArgs(props, STOP_CONTAINER_DEF, StopContainerArgs, host.cheapModel);
+      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      const sandbox = runtime.manager().get(got.args.containerId);
+      if (!sandbox) throw noSuchContainer(runtime, got.args.containerId);
+      await sandbox.stop();
+      return actionResult(message, got.call, { status: 'removed', name: sandbox.name }, `Stopped and removed container ${sandbox.name}.`);
+    });
+
+  return {
+    startContainer: { handler: startContainer, description: DOCKER_ACTION_DESCRIPTIONS.startContainer },
+    runCommand: { handler: runCommand, description: DOCKER_ACTION_DESCRIPTIONS.runCommand },
+    stopContainer: { handler: stopContainer, description: DOCKER_ACTION_DESCRIPTIONS.stopContainer },
+  };
+}

@@ -1,0 +1,54 @@
+import type { Config } from '../config.js';
+
+/**
+ * Our section of GenAIcode's system prompt (seed 001 section 7, seed 000 section 7).
+ * GenAIcode caps its system prompt and its own part uses most of it: keep this short.
+ */
+export function dockerSystemPrompt(config: Config | undefined, actions: { task: boolean }): string {
+  const lines = [
+    '## Docker sandbox (genaicode-docker)',
+    'Docker actions now available (askQuestion actionType):',
+    '• plugin:startContainer({ image, name? })',
+    '• plugin:runCommand({ containerId, cmd, timeoutMs? })',
+    '• plugin:stopContainer({ containerId })',
+    'Note: Command outputs summarized (~200 tokens); short output is returned verbatim; the full log is on disk (logPath).',
+    'Always stop containers when done; every container is also removed when genaicode ends.',
+  ];
+  if (actions.task) {
+    lines.push(
+      'For complex tasks in an isolated environment:',
+      '• plugin:runContainerTask({ image, taskDescription })',
+      'Use it to execute multi-step command-line tasks; give a clear, step-by-step description. It starts the container, runs commands until the task is done, cleans up, and returns { success, summary, logPath }.',
+      "Example: runContainerTask({ image: 'genaicode-docker/sandbox-python:latest', taskDescription: 'Write fib.py printing the first 10 Fibonacci numbers, run it, and check the output.' })",
+    );
+  }
+  if (config) {
+    lines.push(
+      `Sandbox: default image ${config.images.default}; allowed images ${config.images.allow.join(', ')}; ` +
+        `network ${config.network}; memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB; commands time out after ${Math.round(config.exec.timeoutMs / 1000)} s (exit 124).`,
+    );
+  }
+  return lines.join('\n');
+}
+
+interface GenaicodeConfigModule {
+  rcConfig: { importantContext?: { systemPrompt?: string[] } };
+}
+
+/**
+ * Appends our section to genaicode's system prompt. Deliberately NOT awaited: genaicode's
+ * config module is itself suspended while it loads plugins, so awaiting it here would
+ * deadlock; the promise settles before the first model call.
+ */
+export function installSystemPrompt(section: () => string): void {
+  void import('genaicode/main/config.js').then(
+    (mod) => {
+      const rc = (mod as unknown as GenaicodeConfigModule).rcConfig;
+      rc.importantContext ??= {};
+      const list = (rc.importantContext.systemPrompt ??= []);
+      const text = section();
+      if (!list.some((s) => s.startsWith('## Docker sandbox (genaicode-docker)'))) list.push(text);
+    },
+    () => undefined, // not inside genaicode (library use, unit tests): nothing to extend
+  );
+}
