@@ -1,6 +1,7 @@
 import type { Plugin } from './host/genaicode-types.js';
 import { createPluginRuntime, type DockerPluginOptions } from './plugin-runtime.js';
 import { createDockerActionHandlers } from './prompt/steps/step-ask-question/handlers/docker.js';
+import { createRunContainerTaskHandler } from './prompt/steps/step-ask-question/handlers/run-container-task.js';
 import { dockerSystemPrompt, installSystemPrompt } from './prompt/system-prompt.js';
 
 export type { DockerPluginOptions } from './plugin-runtime.js';
@@ -22,7 +23,7 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
     } catch {
       config = undefined; // the first action will answer with the configuration error
     }
-    return dockerSystemPrompt(config, { task: false });
+    return dockerSystemPrompt(config, { task: true });
   });
   setTimeout(() => {
     void (async () => {
@@ -36,7 +37,7 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
   }, 0).unref();
   return {
     name: 'genaicode-docker',
-    actionHandlers: { ...createDockerActionHandlers(runtime) },
+    actionHandlers: { ...createDockerActionHandlers(runtime), runContainerTask: createRunContainerTaskHandler(runtime) },
   };
 }
 

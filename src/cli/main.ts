@@ -7,6 +7,7 @@ import { cleanup } from './cleanup.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { run } from './run.js';
+import { task } from './task.js';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -61,6 +62,20 @@ program
   .option('--dry-run', 'only list what would be removed', false)
   .action(async (o: { all: boolean; dryRun: boolean }) => {
     process.exitCode = await cleanup(config(), o, out);
+  });
+
+program
+  .command('task')
+  .description('run a multi-step task: an inner loop on Gemini picks each command until done (needs GEMINI_API_KEY)')
+  .option('--image <image>', 'image (must be on the allowlist)')
+  .option('--max-commands <n>', 'limit on commands', positiveInt)
+  .addOption(new Option('--network <mode>', 'network of the sandbox').choices(['none', 'bridge']))
+  .option('--step-model <name>', 'Gemini model that picks each command (default gemini-2.5-flash)')
+  .option('--summary-model <name>', 'Gemini model that writes the summary (default gemini-2.5-pro)')
+  .option('--json', 'print { success, summary, logPath, commandsRun } as one line of JSON', false)
+  .argument('<description...>', 'the task, in plain words')
+  .action(async (words: string[], o: { image?: string; maxCommands?: number; network?: 'none' | 'bridge'; stepModel?: string; summaryModel?: string; json: boolean }) => {
+    process.exitCode = await task(config(), words.join(' '), o, process.env, out, err);
   });
 
 program

@@ -1,4 +1,5 @@
-import type { ActionResult, FunctionCall } from '../../../../host/genaicode-types.js';
+import type { ActionHandlerProps, ActionResult, FunctionCall } from '../../../../host/genaicode-types.js';
+import { actionCall } from './structured-args.js';
 import { isSandboxError } from '../../../../errors.js';
 
 /** The structured error a model receives (seed 001 section 8): it never throws out of a handler. */
@@ -32,3 +33,14 @@ export function actionResult(message: string, call: FunctionCall, answer: object
     ],
   };
 }
+
+/** Runs one handler body; anything thrown becomes a structured error answer (a throw would end genaicode's loop). */
+export async function guarded(props: ActionHandlerProps, name: string, body: () => Promise<ActionResult>): Promise<ActionResult> {
+  try {
+    return await body();
+  } catch (e) {
+    const answer = errorAnswer(e);
+    return actionResult(actionCall(props).args?.message ?? '', { id: `${name}-error`, name, args: {} }, answer, `${name} failed: ${answer.error}`, true);
+  }
+}
+

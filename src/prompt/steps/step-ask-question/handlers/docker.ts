@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import type { ActionHandler, ActionHandlerProps, ActionResult, FunctionDef } from '../../../../host/genaicode-types.js';
+import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-types.js';
 import { buildCommandAnswer } from '../../../../output/command-answer.js';
 import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../../plugin-runtime.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
-import { actionResult, errorAnswer } from './action-answer.js';
+import { actionResult, guarded } from './action-answer.js';
+import { confirmAndStart } from './confirm-and-start.js';
 import { actionCall, requestArgs } from './structured-args.js';
 
 const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
@@ -77,16 +78,6 @@ function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxEr
   );
 }
 
-/** Runs one handler body; anything thrown becomes a structured error answer (a throw would end genaicode's loop). */
-async function guarded(props: ActionHandlerProps, name: string, body: () => Promise<ActionResult>): Promise<ActionResult> {
-  try {
-    return await body();
-  } catch (e) {
-    const answer = errorAnswer(e);
-    return actionResult(actionCall(props).args?.message ?? '', { id: `${name}-error`, name, args: {} }, answer, `${name} failed: ${answer.error}`, true);
-  }
-}
-
 export function createDockerActionHandlers(runtime: PluginRuntime): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
   const startContainer: ActionHandler = (props) =>
     guarded(props, 'startContainer', async () => {
@@ -94,27 +85,11 @@ export function createDockerActionHandlers(runtime: PluginRuntime): Record<'star
       const message = actionCall(props).args?.message ?? '';
       const got = await requestArgs(props, START_CONTAINER_DEF, StartContainerArgs, host.cheapModel);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
-      const config = runtime.config();
       const { image, name } = got.args;
-      // Policy first: an image the user would not be asked about is refused before asking.
-      runtime.checkImage(image);
-      if (config.plugin.confirmStart) {
-        const limits = `memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${config.network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
-        const confirmed = await host.confirm(`Start a Docker container from ${image}${name ? ` named ${name}` : ''}? (${limits})`, props.options);
-        if (!confirmed) {
-          const answer = { error: `The user declined to start a container from ${image}.`, code: 'USER_DECLINED' };
-          return actionResult(message, got.call, answer, answer.error, true);
-        }
-      }
       await props.waitIfPaused();
-      const sandbox = await runtime.manager().start({
-        image,
-        ...(name ? { name } : {}),
-        ...(host.abortSignal() ? { signal: host.abortSignal()! } : {}),
-        onPullProgress: (p) => {
-          if (/complete|downloaded|pulling from/i.test(p.status)) host.systemMessage(`Pulling ${image}: ${p.id} ${p.status}`);
-        },
-      });
+      const started = await confirmAndStart(runtime, host, props.options, { image, ...(name ? { name } : {}), purpose: 'to run commands in' });
+      if (!started.ok) return actionResult(message, got.call, started.answer, started.answer.error, true);
+      const sandbox = started.sandbox;
       const answer = { id: sandbox.id.slice(0, 12), name: sandbox.name, status: 'running', image, expiresAt: sandbox.info.expiresAt.toISOString() };
       return actionResult(message, got.call, answer, `Started container ${sandbox.name} from ${image}.`);
     });

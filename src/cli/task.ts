@@ -1,0 +1,85 @@
+import type { Config } from '../config.js';
+import { isSandboxError } from '../errors.js';
+import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { GeminiTaskModel } from '../task/gemini-model.js';
+import { runTask } from '../task/task-loop.js';
+import type { TaskModel } from '../task/task-model.js';
+
+export interface TaskCliOptions {
+  image?: string;
+  maxCommands?: number;
+  network?: 'none' | 'bridge';
+  stepModel?: string;
+  summaryModel?: string;
+  json: boolean;
+}
+
+export const MISSING_KEY_MESSAGE =
+  'genaicode-docker task needs a Gemini API key: set GEMINI_API_KEY (from Google AI Studio). ' +
+  'Models: --step-model (default gemini-2.5-flash) and --summary-model (default gemini-2.5-pro). ' +
+  'Inside GenAIcode, runContainerTask uses GenAIcode\'s own model instead.';
+
+/** `task`: the runContainerTask loop from a shell, on Gemini. Returns the exit code (0 = task succeeded). */
+export async function task(
+  config: Config,
+  description: string,
+  options: TaskCliOptions,
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void,
+  err: (line: string) => void,
+  model?: TaskModel,
+): Promise<number> {
+  const apiKey = env.GEMINI_API_KEY ?? env.GOOGLE_API_KEY;
+  if (!model && !apiKey) {
+    err(MISSING_KEY_MESSAGE);
+    return 2;
+  }
+  const taskModel =
+    model ??
+    new GeminiTaskModel({
+      apiKey: apiKey!,
+      ...(options.stepModel ? { stepModel: options.stepModel } : {}),
+      ...(options.summaryModel ? { summaryModel: options.summaryModel } : {}),
+      ...(env.GEMINI_BASE_URL ? { baseUrl: env.GEMINI_BASE_URL } : {}),
+    });
+  const manager = new SandboxManager({ config });
+  const abort = new AbortController();
+  const onSigint = () => {
+    err('aborting the task (Ctrl-C again to force)');
+    process.removeListener('SIGINT', onSigint);
+    abort.abort();
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const image = options.image ?? config.images.default;
+    const network = options.network ?? config.task.network;
+    const sandbox = await manager.start({ image, network, signal: abort.signal });
+    try {
+      err(`task in ${sandbox.name} (${image}, network ${network})`);
+      const result = await runTask({
+        sandbox,
+        taskDescription: description,
+        model: taskModel,
+        limits: { maxCommands: options.maxCommands ?? config.task.maxCommands, budgetMs: config.task.budgetMs, commandTimeoutMs: config.exec.timeoutMs },
+        logPath: manager.logs.nextPath('task'),
+        environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${network}; /bin/sh`,
+        signal: abort.signal,
+        onProgress: (p) => {
+          if (p.result) err(`[${p.step}] $ ${p.command} -> exit ${p.result.exitCode}${p.result.timedOut ? ' (timed out)' : ''} in ${p.result.durationMs} ms`);
+          else if (p.command && p.reasoning) err(`[${p.step}] ${p.reasoning}`);
+        },
+      });
+      const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };
+      out(options.json ? JSON.stringify(answer) : `${result.success ? 'SUCCESS' : 'NOT DONE'} after ${result.commandsRun} commands\n${result.summary}\nfull log: ${result.logPath}`);
+      return result.success ? 0 : 1;
+    } finally {
+      await sandbox.stop();
+    }
+  } catch (e) {
+    err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
+    return 125;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    await manager.stopAll();
+  }
+}

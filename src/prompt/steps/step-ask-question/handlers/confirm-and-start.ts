@@ -1,0 +1,42 @@
+import type { HostServices } from '../../../../host/host-services.js';
+import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import type { Sandbox } from '../../../../sandbox/sandbox.js';
+import type { StartOptions } from '../../../../sandbox/sandbox-manager.js';
+
+export type StartOutcome = { ok: true; sandbox: Sandbox } | { ok: false; answer: { error: string; code: 'USER_DECLINED' } };
+
+/**
+ * The one way a handler starts a container: the allowlist first (an image the user would
+ * never be asked about is refused before asking), then the user's confirmation when
+ * configured, then the start, with pull progress as system messages.
+ * @throws SandboxError from the policy or the engine (handlers turn it into an answer)
+ */
+export async function confirmAndStart(
+  runtime: PluginRuntime,
+  host: HostServices,
+  hostOptions: object,
+  request: { image: string; name?: string; network?: 'none' | 'bridge'; workdir?: string; purpose: string },
+): Promise<StartOutcome> {
+  const config = runtime.config();
+  runtime.checkImage(request.image);
+  const network = request.network ?? config.network;
+  if (config.plugin.confirmStart) {
+    const limits = `memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
+    const question = `Start a Docker container from ${request.image}${request.name ? ` named ${request.name}` : ''} ${request.purpose}? (${limits})`;
+    if (!(await host.confirm(question, hostOptions))) {
+      return { ok: false, answer: { error: `The user declined to start a container from ${request.image}.`, code: 'USER_DECLINED' } };
+    }
+  }
+  const signal = host.abortSignal();
+  const options: StartOptions = {
+    image: request.image,
+    network,
+    ...(request.name ? { name: request.name } : {}),
+    ...(request.workdir ? { workdir: request.workdir } : {}),
+    ...(signal ? { signal } : {}),
+    onPullProgress: (p) => {
+      if (/complete|downloaded|pulling from/i.test(p.status)) host.systemMessage(`Pulling ${request.image}: ${p.id} ${p.status}`);
+    },
+  };
+  return { ok: true, sandbox: await runtime.manager().start(options) };
+}

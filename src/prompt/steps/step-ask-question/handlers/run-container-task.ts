@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-types.js';
+import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import { runTask } from '../../../../task/task-loop.js';
+import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
+import { actionResult, guarded } from './action-answer.js';
+import { confirmAndStart } from './confirm-and-start.js';
+import { actionCall, requestArgs } from './structured-args.js';
+
+export const RUN_CONTAINER_TASK_DEF: FunctionDef = {
+  name: 'runContainerTask',
+  description: 'Run a multi-step command-line task in a fresh sandboxed container; an inner loop runs commands until it is done.',
+  parameters: {
+    type: 'object',
+    properties: {
+      image: { type: 'string', description: 'Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.' },
+      taskDescription: { type: 'string', description: 'A clear, step-by-step natural-language description of the whole task and how to tell it is done.' },
+      workingDir: { type: 'string', description: 'optional absolute working directory in the container (default /workspace)' },
+      maxCommands: { type: 'number', description: 'optional limit on commands (default 25)' },
+    },
+    required: ['image', 'taskDescription'],
+  },
+};
+
+export const RunContainerTaskArgs = z.object({
+  image: z.string().trim().min(1, 'image is required'),
+  taskDescription: z.string().trim().min(10, 'taskDescription must describe the task (at least 10 characters)'),
+  workingDir: z.string().startsWith('/', 'workingDir must be an absolute path').optional(),
+  maxCommands: z.number().int().min(1).max(500).optional(),
+});
+
+export const RUN_CONTAINER_TASK_DESCRIPTION =
+  'Run a multi-step command-line task in an isolated container (args: image, taskDescription, workingDir?, maxCommands?). ' +
+  'Starts the container, runs commands until done, cleans up. Returns { success, summary, logPath, commandsRun }.';
+
+export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler: ActionHandler; description: string } {
+  const handler: ActionHandler = (props) =>
+    guarded(props, 'runContainerTask', async () => {
+      const host = await runtime.host();
+      const message = actionCall(props).args?.message ?? '';
+      const got = await requestArgs(props, RUN_CONTAINER_TASK_DEF, RunContainerTaskArgs, host.cheapModel);
+      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      const { image, taskDescription, workingDir, maxCommands } = got.args;
+      const config = runtime.config();
+      await props.waitIfPaused();
+      const started = await confirmAndStart(runtime, host, props.options, {
+        image,
+        network: config.task.network,
+        ...(workingDir ? { workdir: workingDir } : {}),
+        purpose: 'for a multi-step task',
+      });
+      if (!started.ok) return actionResult(message, got.call, started.answer, started.answer.error, true);
+      const sandbox = started.sandbox;
+      try {
+        const signal = host.abortSignal();
+        host.systemMessage(`runContainerTask: running in ${sandbox.name} (${image})`);
+        const result = await runTask({
+          sandbox,
+          taskDescription,
+          model: genaicodeTaskModel(props, host),
+          limits: {
+            maxCommands: Math.min(maxCommands ?? config.task.maxCommands, config.task.maxCommands),
+            budgetMs: config.task.budgetMs,
+            commandTimeoutMs: config.exec.timeoutMs,
+          },
+          logPath: runtime.manager().logs.nextPath('task'),
+          environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
+          ...(signal ? { signal } : {}),
+          waitIfPaused: props.waitIfPaused,
+          onProgress: (p) => {
+            if (p.result) host.systemMessage(`runContainerTask step ${p.step}: \`${p.command}\` -> exit ${p.result.exitCode}`);
+          },
+        });
+        const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };
+        return actionResult(message, got.call, answer, `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} commands; log: ${result.logPath}`);
+      } finally {
+        await sandbox.stop();
+      }
+    });
+  return { handler, description: RUN_CONTAINER_TASK_DESCRIPTION };
+}
