@@ -16,12 +16,15 @@ export interface HistoryEntry {
 }
 
 export const HISTORY_LIMITS = {
-  /** The last commands shown with their output. */
-  recent: 3,
-  /** Output characters per recent command (head and tail kept). */
-  recentOutputChars: 1500,
-  /** Older commands shown as one line each. */
-  condensed: 5,
+  /** The whole history section, in characters: once the commands have printed this much, the step prompt stops growing. */
+  budgetChars: 3200,
+  /** Output characters of the newest command, and of each older one shown with its output (head and tail kept). */
+  newestOutputChars: 2800,
+  olderOutputChars: 2000,
+  /** Below this much budget left, older commands get one line each. */
+  fullEntryMinChars: 400,
+  /** A command line is cut to this in the history (the log has it whole). */
+  commandChars: 240,
   condensedLineChars: 140,
 } as const;
 
@@ -56,29 +59,38 @@ function oneLine(s: string, max: number): string {
 }
 
 /**
- * Renders the history for the cheap model within a fixed budget, so the tokens per step
- * stop growing after the first steps: the last few commands verbatim (output capped),
- * the ones before as one line each (command, exit, first error line), and everything
- * older as a single count.
+ * Renders the history for the cheap model within one character budget, newest first, so
+ * the tokens per step stop growing once the commands have printed about a budget's worth:
+ * the newest commands with their output (capped), then, when little budget is left, older
+ * ones as one line each (command, exit, first error line), and the rest as a single count.
  */
 export function renderHistory(entries: readonly HistoryEntry[], limits = HISTORY_LIMITS): string {
   if (entries.length === 0) return '(no commands run yet)';
-  const recent = entries.slice(-limits.recent);
-  const older = entries.slice(0, -limits.recent);
-  const condensed = older.slice(-limits.condensed);
-  const earliest = older.slice(0, -limits.condensed);
-  const parts: string[] = [];
-  if (earliest.length) {
-    const failed = earliest.filter((e) => e.exitCode !== 0).length;
-    parts.push(`(${earliest.length} earlier commands not shown: ${earliest.length - failed} succeeded, ${failed} failed)`);
-  }
-  for (const e of condensed) {
+  let left = limits.budgetChars;
+  const shown: string[] = [];
+  let i = entries.length - 1;
+  for (; i >= 0; i--) {
+    const e = entries[i]!;
+    const newest = i === entries.length - 1;
+    const command = oneLine(e.command, limits.commandChars);
+    if (left >= limits.fullEntryMinChars) {
+      const cap = Math.min(newest ? limits.newestOutputChars : limits.olderOutputChars, left - command.length - 60);
+      const out = e.output.trim() === '' ? '(no output)' : clipMiddle(e.output.replace(/\n$/, ''), Math.max(120, cap));
+      const text = `#${e.step} $ ${command}\n${out}\n-> ${status(e)}${e.reason ? ` (${e.reason})` : ''}`;
+      shown.push(text);
+      left -= text.length + 1;
+      continue;
+    }
     const err = e.exitCode !== 0 ? keyLines(e.output, 1)[0] : undefined;
-    parts.push(oneLine(`#${e.step} $ ${e.command} -> ${status(e)}${err ? `: ${err}` : ''}`, limits.condensedLineChars));
+    const line = oneLine(`#${e.step} $ ${command} -> ${status(e)}${err ? `: ${err}` : ''}`, limits.condensedLineChars);
+    if (left < line.length + 1) break;
+    shown.push(line);
+    left -= line.length + 1;
   }
-  for (const e of recent) {
-    const out = e.output.trim() === '' ? '(no output)' : clipMiddle(e.output.replace(/\n$/, ''), limits.recentOutputChars);
-    parts.push(`#${e.step} $ ${e.command}\n${out}\n-> ${status(e)}${e.reason ? ` (${e.reason})` : ''}`);
+  if (i >= 0) {
+    const earliest = entries.slice(0, i + 1);
+    const failed = earliest.filter((e) => e.exitCode !== 0).length;
+    shown.push(`(${earliest.length} earlier commands not shown: ${earliest.length - failed} succeeded, ${failed} failed; all are in the task log)`);
   }
-  return parts.join('\n');
+  return shown.reverse().join('\n');
 }

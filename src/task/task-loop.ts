@@ -76,7 +76,7 @@ export function stepPrompt(o: { taskDescription: string; environment: string; hi
 }
 
 /** Seed 000 section 6's summary prompt. */
-export function summaryPrompt(taskDescription: string, fullLog: string): string {
+export function summaryPrompt(taskDescription: string, fullLog: string, outcome?: string): string {
   return [
     'Based on the following task description and the full command log, provide a concise summary of the outcome.',
     'Highlight key results, successes, and any errors encountered.',
@@ -87,6 +87,7 @@ export function summaryPrompt(taskDescription: string, fullLog: string): string 
     'Full Command Log:',
     fullLog,
     '',
+    ...(outcome ? [`Outcome: ${outcome}`, ''] : []),
     'Summary:',
   ].join('\n');
 }
@@ -245,7 +246,7 @@ async function summarize(o: RunTaskOptions, history: HistoryEntry[], endReason: 
     try {
       const calls = await o.model.call('summary', {
         system: 'You write the outcome of a task run in a Docker container for a coding assistant.',
-        prompt: `${summaryPrompt(o.taskDescription, fullLogForSummary(history))}\n(Outcome: ${reason})`,
+        prompt: summaryPrompt(o.taskDescription, fullLogForSummary(history), reason),
         functions: [TASK_SUMMARY_DEF],
       }, o.signal);
       const text = calls.find((c) => c.name === TASK_SUMMARY_DEF.name)?.args?.summary;

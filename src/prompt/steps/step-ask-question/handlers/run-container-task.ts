@@ -72,7 +72,7 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
           },
         });
         const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };
-        return actionResult(message, got.call, answer, `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} commands; log: ${result.logPath}`);
+        return actionResult(message, got.call, answer, `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}`);
       } finally {
         await sandbox.stop();
       }
