@@ -1,0 +1,51 @@
+import { isSandboxError, SANDBOX_ERROR_CODES, SandboxError, toSandboxError } from '../../src/errors.js';
+
+describe('SandboxError', () => {
+  test('toJSON is { error, code, ...data }', () => {
+    const e = new SandboxError('IMAGE_NOT_FOUND', 'Image x:1 was not found.', { data: { image: 'x:1', tried: ['a', 'b'] } });
+    expect(e.toJSON()).toEqual({ error: 'Image x:1 was not found.', code: 'IMAGE_NOT_FOUND', image: 'x:1', tried: ['a', 'b'] });
+    expect(JSON.parse(JSON.stringify(e))).toEqual({ error: 'Image x:1 was not found.', code: 'IMAGE_NOT_FOUND', image: 'x:1', tried: ['a', 'b'] });
+    expect(new SandboxError('ABORTED', 'stop').toJSON()).toEqual({ error: 'stop', code: 'ABORTED' });
+  });
+
+  test('is an Error with name, code, frozen data and cause', () => {
+    const cause = new Error('root');
+    const e = new SandboxError('ENGINE_ERROR', 'boom', { cause, data: { status: 500 } });
+    expect(e).toBeInstanceOf(Error);
+    expect(e.name).toBe('SandboxError');
+    expect(e.code).toBe('ENGINE_ERROR');
+    expect(e.cause).toBe(cause);
+    expect(Object.isFrozen(e.data)).toBe(true);
+    expect(isSandboxError(e)).toBe(true);
+    expect(isSandboxError(new Error('x'))).toBe(false);
+  });
+
+  test('the code set is closed and includes the documented codes', () => {
+    expect([...SANDBOX_ERROR_CODES].sort()).toEqual(
+      ['ABORTED', 'CONTAINER_NOT_FOUND', 'CONTAINER_START_FAILED', 'ENGINE_ERROR', 'ENGINE_UNAVAILABLE', 'EXEC_FAILED', 'IMAGE_NOT_ALLOWED', 'IMAGE_NOT_FOUND', 'INVALID_ARGUMENT', 'INVALID_CONFIG', 'POLICY_VIOLATION'].sort(),
+    );
+  });
+});
+
+describe('toSandboxError', () => {
+  test('keeps a SandboxError as it is (same object, same code)', () => {
+    const e = new SandboxError('IMAGE_NOT_ALLOWED', 'no');
+    expect(toSandboxError(e, 'ENGINE_ERROR', 'ctx')).toBe(e);
+    expect(toSandboxError(e, 'ENGINE_ERROR', 'ctx').code).toBe('IMAGE_NOT_ALLOWED');
+  });
+
+  test('wraps an Error with the context and keeps it as cause', () => {
+    const cause = new Error('socket hang up');
+    const e = toSandboxError(cause, 'ENGINE_ERROR', 'List containers');
+    expect(e).toBeInstanceOf(SandboxError);
+    expect(e.code).toBe('ENGINE_ERROR');
+    expect(e.message).toBe('List containers: socket hang up');
+    expect(e.cause).toBe(cause);
+  });
+
+  test('wraps a non-Error value', () => {
+    const e = toSandboxError('plain string', 'EXEC_FAILED', 'Run');
+    expect(e.message).toBe('Run: plain string');
+    expect(e.code).toBe('EXEC_FAILED');
+  });
+});

@@ -1,0 +1,38 @@
+import * as api from '../../src/index.js';
+
+test('src/index.ts has exactly these runtime named exports (and no default)', () => {
+  expect(Object.keys(api).sort()).toEqual(
+    [
+      'CANCELED_EXIT_CODE',
+      'CONFIG_FILE_NAME',
+      'ConfigSchema',
+      'DEFAULT_ALLOWED_IMAGES',
+      'DEFAULT_IMAGE',
+      'DockerEngine',
+      'INVARIANTS',
+      'LABEL',
+      'PACKAGE_VERSION',
+      'SANDBOX_ERROR_CODES',
+      'Sandbox',
+      'SandboxError',
+      'SandboxManager',
+      'TIMEOUT_EXIT_CODE',
+      'buildCommandAnswer',
+      'createDockerPlugin',
+      'extractiveSummary',
+      'keyLines',
+      'checkImageAllowed',
+      'isSandboxError',
+      'loadConfig',
+      'newSessionId',
+      'parseByteSize',
+      'resolveConnection',
+      'sweepContainers',
+    ].sort(),
+  );
+});
+
+test('the exit-code constants are the documented ones', () => {
+  expect(api.TIMEOUT_EXIT_CODE).toBe(124);
+  expect(api.CANCELED_EXIT_CODE).toBe(137);
+});

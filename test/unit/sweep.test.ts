@@ -1,0 +1,95 @@
+import { SandboxError } from '../../src/errors.js';
+import { containerLabels, LABEL, type Owner } from '../../src/sandbox/labels.js';
+import { sweepContainers, type SweepOptions } from '../../src/sandbox/sweep.js';
+import { FakeEngine } from '../support/fake-engine.js';
+
+const NOW = new Date('2026-03-01T12:00:00.000Z');
+const SELF: Owner = { host: 'here', pid: 100 };
+const ALIVE = new Set([100, 200]);
+const HOUR = 3600_000;
+
+function seed(engine: FakeEngine, name: string, owner: Owner, expiresInMs: number) {
+  const labels = containerLabels('sess', owner, new Date(NOW.getTime() - HOUR), new Date(NOW.getTime() + expiresInMs));
+  return engine.seedContainer({ name, labels });
+}
+
+function options(extra: SweepOptions = {}): SweepOptions {
+  return { now: NOW, self: SELF, isAlive: (pid) => ALIVE.has(pid), ...extra };
+}
+
+function names(list: Array<{ name: string }>): string[] {
+  return list.map((x) => x.name).sort();
+}
+
+describe('sweepContainers', () => {
+  let engine: FakeEngine;
+  beforeEach(() => {
+    engine = new FakeEngine();
+    seed(engine, 'dead-owner', { host: 'here', pid: 300 }, HOUR);
+    seed(engine, 'live-owner', { host: 'here', pid: 200 }, HOUR);
+    seed(engine, 'mine', SELF, HOUR);
+    seed(engine, 'expired-live-owner', { host: 'here', pid: 200 }, -1000);
+    seed(engine, 'other-host', { host: 'elsewhere', pid: 300 }, HOUR);
+    seed(engine, 'other-host-expired', { host: 'elsewhere', pid: 300 }, -1);
+    engine.seedContainer({ name: 'not-managed', labels: { 'com.example': 'x' } });
+  });
+
+  test('removes dead owners and expired containers; keeps live owners, this process and other hosts', async () => {
+    const report = await sweepContainers(engine, options());
+    expect(names(report.removed)).toEqual(['dead-owner', 'expired-live-owner', 'other-host-expired']);
+    expect(Object.fromEntries(report.removed.map((r) => [r.name, r.why]))).toEqual({
+      'dead-owner': 'owner-gone',
+      'expired-live-owner': 'expired',
+      'other-host-expired': 'expired',
+    });
+    expect(names(report.kept)).toEqual(['live-owner', 'mine', 'other-host']);
+    expect(report.failed).toEqual([]);
+    expect([...engine.containers.values()].map((c) => c.name).sort()).toEqual(['live-owner', 'mine', 'not-managed', 'other-host']);
+    // Only managed containers are listed, and removal is forced.
+    expect(engine.callsOf('listContainers')).toEqual([[{ [LABEL.managed]: 'true' }]]);
+    expect(engine.callsOf('removeContainer').every(([, force]) => force)).toBe(true);
+  });
+
+  test('expired is removed even when its owner is alive', async () => {
+    const report = await sweepContainers(engine, options());
+    expect(report.removed.find((r) => r.name === 'expired-live-owner')?.why).toBe('expired');
+    expect(report.removed.find((r) => r.name === 'expired-live-owner')?.expiresAt).toBe(new Date(NOW.getTime() - 1000).toISOString());
+  });
+
+  test('a managed container with neither owner nor expiry label is removed', async () => {
+    engine.seedContainer({ name: 'unlabelled', labels: { [LABEL.managed]: 'true' } });
+    const report = await sweepContainers(engine, options());
+    expect(report.removed.find((r) => r.name === 'unlabelled')?.why).toBe('unlabelled-owner');
+  });
+
+  test('all: removes everything managed but keep', async () => {
+    const mine = [...engine.containers.values()].find((c) => c.name === 'mine');
+    const report = await sweepContainers(engine, options({ all: true, keep: new Set([mine!.id]) }));
+    expect(names(report.removed)).toEqual(['dead-owner', 'expired-live-owner', 'live-owner', 'other-host', 'other-host-expired']);
+    expect(report.removed.every((r) => r.why === 'all')).toBe(true);
+    expect(names(report.kept)).toEqual(['mine']);
+    expect([...engine.containers.values()].map((c) => c.name).sort()).toEqual(['mine', 'not-managed']);
+  });
+
+  test('dryRun reports but removes nothing', async () => {
+    const before = engine.containers.size;
+    const report = await sweepContainers(engine, options({ dryRun: true, all: true }));
+    expect(report.removed).toHaveLength(6);
+    expect(engine.containers.size).toBe(before);
+    expect(engine.callsOf('removeContainer')).toEqual([]);
+  });
+
+  test('a failing remove is reported in failed, the others still go', async () => {
+    const dead = [...engine.containers.values()].find((c) => c.name === 'dead-owner')!;
+    engine.fail('removeContainer', new SandboxError('ENGINE_ERROR', 'Remove container: device busy'), { when: (id) => id === dead.id });
+    const report = await sweepContainers(engine, options());
+    expect(report.failed).toEqual([{ id: dead.id, error: 'Remove container: device busy' }]);
+    expect(names(report.removed)).toEqual(['expired-live-owner', 'other-host-expired']);
+    expect(engine.containers.has(dead.id)).toBe(true);
+  });
+
+  test('a failing list rejects (the caller decides)', async () => {
+    engine.fail('listContainers', new SandboxError('ENGINE_UNAVAILABLE', 'no engine'));
+    await expect(sweepContainers(engine, options())).rejects.toMatchObject({ code: 'ENGINE_UNAVAILABLE' });
+  });
+});
