@@ -302,7 +302,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   // Each layer is checked on its own first, so an error names the source that caused it.
   for (const layer of layers) {
-    checkConfigInvariants(layer.value, layer.name);
+    checkConfigInvariants(layer.value, layer.name, projectRoot);
     const partial = ConfigSchema.safeParse(layer.value);
     if (!partial.success) {
       throw new SandboxError('INVALID_CONFIG', `Invalid configuration: ${partial.error.issues.map((i) => formatIssue(i, layer.name)).join('; ')}.`);

@@ -91,9 +91,10 @@ export interface ExecSpec {
 }
 
 /**
- * A started exec. Output arrives frame by frame through `onOutput` (already demultiplexed,
- * the Buffer is only valid during the call unless copied). `done` resolves when the output
- * stream has ended, with the exit code from the engine (null if it could not be read).
+ * A started exec. Output arrives frame by frame through `onOutput`, already demultiplexed.
+ * The adapter never reuses a Buffer it passed on, so a consumer may keep one (queued in a
+ * file write, say) without copying. `done` resolves when the output stream has ended, with
+ * the exit code from the engine (null if it could not be read).
  */
 export interface ExecSession {
   done: Promise<{ exitCode: number | null }>;

@@ -15,7 +15,7 @@ export interface LogRetention {
 export class LogStore {
   readonly sessionDir: string;
   private seq = 0;
-  private created = false;
+  private pruned = false;
 
   constructor(
     readonly rootDir: string,
@@ -27,9 +27,10 @@ export class LogStore {
 
   /** A new, unique log path for one command. */
   nextPath(label: string): string {
-    if (!this.created) {
-      mkdirSync(this.sessionDir, { recursive: true });
-      this.created = true;
+    // Every time: the folder may have been removed by hand since the last command.
+    mkdirSync(this.sessionDir, { recursive: true });
+    if (!this.pruned) {
+      this.pruned = true;
       if (this.retention) pruneLogs(this.rootDir, this.sessionId, this.retention);
     }
     this.seq += 1;
@@ -55,7 +56,14 @@ function dirSize(dir: string): number {
   return total;
 }
 
-/** Deletes other sessions' folders older than maxAgeDays, then oldest first beyond maxTotalBytes. */
+/** A session whose folder changed this recently may still be running: it is never pruned. */
+export const ACTIVE_SESSION_MS = 3600 * 1000;
+
+/**
+ * Deletes other sessions' folders older than maxAgeDays, then oldest first beyond
+ * maxTotalBytes. Folders written to in the last ACTIVE_SESSION_MS are never deleted: their
+ * session may be live, and its answers point at those logs.
+ */
 export function pruneLogs(rootDir: string, keepSession: string, retention: LogRetention, now = Date.now()): string[] {
   const removed: string[] = [];
   let sessions: Array<{ path: string; mtime: number; size: number }>;
@@ -73,6 +81,7 @@ export function pruneLogs(rootDir: string, keepSession: string, retention: LogRe
   const maxAgeMs = retention.maxAgeDays * 24 * 3600 * 1000;
   let total = sessions.reduce((s, x) => s + x.size, 0);
   for (const s of sessions) {
+    if (now - s.mtime < ACTIVE_SESSION_MS) continue;
     if (now - s.mtime > maxAgeMs || total > retention.maxTotalBytes) {
       rmSync(s.path, { recursive: true, force: true });
       total -= s.size;

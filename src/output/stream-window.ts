@@ -98,7 +98,7 @@ export class StreamWindow {
     if (isBinary(head) || isBinary(tail)) return { text: binaryNote(this.total, logPath), truncated: true, binary: true };
     const headText = head.toString('utf8');
     const tailText = tail.toString('utf8');
-    const shownLines = countNewlines(head) + countNewlines(tail) + 1;
+    const shownLines = countNewlines(head) + countNewlines(tail) + (tail.length > 0 && tail[tail.length - 1] !== 10 ? 1 : 0);
     const omittedBytes = Math.max(0, this.total - head.length - tail.length);
     const marker =
       `[... ${omittedBytes} bytes, about ${Math.max(0, this.lines - shownLines)} lines omitted of ${this.total} bytes, ${this.lines} lines` +

@@ -37,7 +37,8 @@ export function containerLabels(sessionId: string, owner: Owner, createdAt: Date
 export function parseOwner(label: string | undefined): Owner | undefined {
   if (!label) return undefined;
   const i = label.lastIndexOf(':');
-  const pid = Number(label.slice(i + 1));
-  if (i <= 0 || !Number.isInteger(pid) || pid <= 0) return undefined;
+  const digits = label.slice(i + 1);
+  const pid = Number(digits);
+  if (i <= 0 || !/^\d{1,10}$/.test(digits) || pid <= 0) return undefined;
   return { host: label.slice(0, i), pid };
 }

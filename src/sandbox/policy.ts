@@ -41,7 +41,7 @@ const DANGEROUS_CAPS = /^(CAP_)?(SYS_ADMIN|SYS_MODULE|SYS_PTRACE|SYS_RAWIO|SYS_B
  * Checks a raw configuration layer (or start request) for values that would break an
  * invariant, before schema validation, so the error names the rule and not a field shape.
  */
-export function checkConfigInvariants(raw: unknown, source: string): void {
+export function checkConfigInvariants(raw: unknown, source: string, baseDir: string = process.cwd()): void {
   if (typeof raw !== 'object' || raw === null) return;
   const obj = raw as Record<string, unknown>;
   for (const [key, rule] of Object.entries(FORBIDDEN_KEYS)) {
@@ -63,10 +63,10 @@ export function checkConfigInvariants(raw: unknown, source: string): void {
   if (Array.isArray(obj.mountAllow)) {
     for (const m of obj.mountAllow) {
       const p = (m as { hostPath?: unknown } | null)?.hostPath;
-      if (typeof p === 'string' && touchesEnginePath(resolve(p))) throw violation('noEngineMount', `${source}: mountAllow ${p}`);
+      if (typeof p === 'string' && touchesEnginePath(resolve(baseDir, p))) throw violation('noEngineMount', `${source}: mountAllow ${p}`);
     }
   }
-  if (typeof obj.task === 'object' && obj.task !== null) checkConfigInvariants(obj.task, `${source} task`);
+  if (typeof obj.task === 'object' && obj.task !== null) checkConfigInvariants(obj.task, `${source} task`, baseDir);
 }
 
 /** Paths of container engines; mounting any of them (or a folder holding one) hands over the host. */
@@ -75,16 +75,19 @@ const ENGINE_PATHS = [
   '/run/containerd', '/var/run/containerd', '/var/lib/containerd', '/run/podman', '/var/run/podman',
   '/var/lib/containers', '/run/crio', '/var/run/crio', '/proc', '/sys', '/dev', '/boot',
 ];
-const USER_ENGINE_PATH = /^\/run\/user\/\d+\/(docker\.sock|podman|docker)(\/|$)/;
+/** Rootless engines keep their sockets in the user's runtime folder: inside one of these is forbidden... */
+const USER_ENGINE_PATH = /^\/(?:var\/)?run\/user\/\d+\/(?:docker\.sock|docker|podman|containerd)(?:\/|$)/;
+/** ...and so is any folder that holds one (/run/user, /run/user/1000, and their parents). */
+const USER_RUNTIME_DIR = /^\/(?:var\/)?run\/user(?:\/\d+)?\/?$/;
 
 function within(child: string, parent: string): boolean {
   const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /** True if `path` is an engine path, lies inside one, or contains one. */
 export function touchesEnginePath(path: string, extra: string[] = []): boolean {
-  if (USER_ENGINE_PATH.test(path + sep)) return true;
+  if (USER_ENGINE_PATH.test(path) || USER_RUNTIME_DIR.test(path) || within('/run/user', path) || within('/var/run/user', path)) return true;
   return [...ENGINE_PATHS, ...extra].some((e) => within(path, e) || within(e, path));
 }
 
@@ -93,6 +96,11 @@ export function normalizeImageRef(ref: string): string {
   const lastSlash = ref.lastIndexOf('/');
   const hasTag = ref.slice(lastSlash + 1).includes(':') || ref.includes('@');
   return hasTag ? ref : `${ref}:latest`;
+}
+
+/** Docker Hub's implicit prefixes dropped: `docker.io/library/python:3` -> `python:3`. */
+function shortImageRef(ref: string): string {
+  return ref.replace(/^(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\//, '').replace(/^library\//, '');
 }
 
 /**
@@ -104,10 +112,11 @@ export function checkImageAllowed(image: string, allow: readonly string[]): void
   if (!/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(image) || image.length > 255) {
     throw new SandboxError('INVALID_ARGUMENT', `${JSON.stringify(image)} is not a valid image reference.`, { data: { image } });
   }
-  const ref = normalizeImageRef(image);
-  const forms = new Set([ref, ref.replace(/^(docker\.io\/)?(library\/)?/, ''), ref.replace(/^docker\.io\//, '')]);
-  const isMatch = picomatch([...allow], { dot: true });
-  if ([...forms].some((f) => isMatch(f) || isMatch(f.replace(/:latest$/, '')))) return;
+  const ref = shortImageRef(normalizeImageRef(image));
+  const forms = [ref, ref.replace(/:latest$/, '')];
+  // Patterns get the same short form, so `docker.io/library/python:*` and `python:*` are one rule.
+  const isMatch = picomatch(allow.map(shortImageRef), { dot: true });
+  if (forms.some((f) => isMatch(f))) return;
   throw new SandboxError(
     'IMAGE_NOT_ALLOWED',
     `Image ${image} is not on the image allowlist (${allow.join(', ') || 'empty'}). Use an allowed image, or add a pattern to images.allow in .genaicode-docker.json.`,

@@ -46,15 +46,17 @@ class PidMarkReader {
     while (this.state !== 'done' && i < chunk.length) {
       const b = chunk[i]!;
       if (this.state === 'start') {
-        if (b !== PID_MARK) return this.finish(undefined), chunk.subarray(i);
+        if (b !== PID_MARK) return this.finish(undefined), chunk;
         this.state = 'digits';
-      } else if (b === PID_MARK) {
-        this.finish(Number(this.digits) || undefined);
+      } else if (b === PID_MARK && this.digits.length > 0) {
+        this.finish(Number(this.digits));
       } else if (b >= 0x30 && b <= 0x39 && this.digits.length < 10) {
         this.digits += String.fromCharCode(b);
       } else {
+        // Not our mark after all: hand back what was held, then the rest.
+        const held = Buffer.from(`\x1e${this.digits}`, 'latin1');
         this.finish(undefined);
-        return chunk.subarray(i);
+        return Buffer.concat([held, chunk.subarray(i)]);
       }
       i++;
     }
@@ -136,13 +138,23 @@ export class Sandbox implements AsyncDisposable {
     const label = options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd';
     const logPath = this.deps.logs.nextPath(label);
     const log = this.deps.logs.open(logPath);
+    // A log that cannot be written (disk full, folder removed) must not crash the host:
+    // the command still runs and answers, and the result says the log is incomplete.
+    let logError: string | undefined;
+    log.on('error', (e) => {
+      logError ??= e.message;
+      if (paused) {
+        paused = false;
+        session?.resume();
+      }
+    });
     const out = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
     const err = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
     const marker = new PidMarkReader();
-    // Inherited by everything the command starts, so the kill finds even re-parented daemons.
-    const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
     let paused = false;
     let session: Awaited<ReturnType<ContainerEngine['exec']>> | undefined;
+    // Inherited by everything the command starts, so the kill finds even re-parented daemons.
+    const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
 
     const onOutput = (stream: StreamId, data: Buffer) => {
       let chunk = data;
@@ -151,6 +163,7 @@ export class Sandbox implements AsyncDisposable {
         if (chunk.length === 0) return;
       }
       (stream === 'stdout' ? out : err).push(chunk);
+      if (logError) return;
       if (!log.write(chunk) && !paused && session) {
         paused = true;
         session.pause();
@@ -216,13 +229,15 @@ export class Sandbox implements AsyncDisposable {
 
     let oomKilled = false;
     let pidsLimitHit = false;
-    if (interrupted || (exitCode !== null && exitCode >= 126)) {
+    // Read after every failure (a refused fork often ends a shell with 1 or 2, not 126+);
+    // never after a success, to keep the hot path at one exec.
+    if (interrupted || (exitCode !== null && exitCode !== 0)) {
       ({ oomKilled, pidsLimitHit } = await this.readLimitCounters());
     }
     const timedOut = interrupted === 'timeout';
     const canceled = interrupted === 'cancel';
     const finalExit = timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (exitCode ?? 1);
-    const reason = this.explain({ timedOut, canceled, oomKilled, pidsLimitHit, timeoutMs, killReport });
+    const reason = this.explain({ timedOut, canceled, oomKilled, pidsLimitHit, timeoutMs, killReport, logError });
     const stdout = out.render(logPath);
     const stderr = err.render(logPath);
     const result: ExecResult = {
@@ -251,20 +266,25 @@ export class Sandbox implements AsyncDisposable {
     return result;
   }
 
-  private explain(f: { timedOut: boolean; canceled: boolean; oomKilled: boolean; pidsLimitHit: boolean; timeoutMs: number; killReport?: string }): string | undefined {
+  private explain(f: { timedOut: boolean; canceled: boolean; oomKilled: boolean; pidsLimitHit: boolean; timeoutMs: number; killReport?: string; logError?: string }): string | undefined {
     const parts: string[] = [];
     if (f.timedOut) parts.push(`timed out after ${f.timeoutMs} ms; its process tree was killed`);
     if (f.canceled) parts.push('canceled; its process tree was killed');
     if (f.oomKilled) parts.push(`killed by the memory limit (${Math.round(this.info.memoryBytes / 1024 ** 2)} MiB)`);
     if (f.pidsLimitHit) parts.push(`hit the process limit (${this.info.pidsLimit} processes): forks were refused`);
     if (f.killReport && !f.killReport.startsWith('gone')) parts.push(`cleanup: ${f.killReport}`);
+    if (f.logError) parts.push(`the full log could not be written (${f.logError})`);
     return parts.length ? parts.join('; ') : undefined;
   }
 
-  /** Runs a helper script as root and returns its stdout (small by construction). */
+  /**
+   * Runs a helper script and returns its stdout (small by construction). It runs as the
+   * container's user: with a non-root user the engine gives execs no capabilities, so a
+   * root helper could not signal the command's processes, while the same user can.
+   */
   private async runHelper(script: string, args: string[]): Promise<{ exitCode: number | null; stdout: string }> {
     const chunks: Buffer[] = [];
-    const s = await this.deps.engine.exec(this.id, { cmd: ['/bin/sh', '-c', script, 'sh', ...args], user: '0' }, (stream, chunk) => {
+    const s = await this.deps.engine.exec(this.id, { cmd: ['/bin/sh', '-c', script, 'sh', ...args] }, (stream, chunk) => {
       if (stream === 'stdout') chunks.push(Buffer.from(chunk));
     });
     const { exitCode } = await s.done;

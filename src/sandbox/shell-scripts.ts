@@ -8,17 +8,26 @@
 export const PID_MARK = 0x1e;
 
 /**
- * Wraps a command so its process id (also its process group id: the engine starts each
- * exec as a group leader) is written to stderr between two 0x1E bytes, then the command
- * replaces the wrapper (`exec`), keeping that id. The id lets us kill the command's tree.
+ * What the wrapper runs after the command: anything the command left running in its
+ * process group (`cmd &` without setsid) is sent SIGTERM, so a finished command leaves no
+ * stray processes behind (a backgrounded child would otherwise keep the output open, or a
+ * fork bomb keep the process limit exhausted). The wrapper ignores the signal itself and
+ * exits with the command's status. Daemons started with setsid are left alone on purpose.
+ */
+const AFTER = 'rc=$?; trap "" TERM; kill -s TERM 0 2>/dev/null; exit $rc';
+
+/**
+ * Wraps a command so the wrapper's process id (also the process group id of everything
+ * the command starts: the engine starts each exec as a group leader) is written to stderr
+ * between two 0x1E bytes before anything else. That id lets a timeout kill the whole tree.
  */
 export function wrapShellCommand(command: string): string[] {
-  return ['/bin/sh', '-c', 'printf "\\036%s\\036" "$$" >&2; exec /bin/sh -c "$1"', 'sh', command];
+  return ['/bin/sh', '-c', `printf "\\036%s\\036" "$$" >&2; /bin/sh -c "$1"; ${AFTER}`, 'sh', command];
 }
 
 /** Same, for an argument vector run without a shell. */
 export function wrapArgv(argv: readonly string[]): string[] {
-  return ['/bin/sh', '-c', 'printf "\\036%s\\036" "$$" >&2; exec "$@"', 'sh', ...argv];
+  return ['/bin/sh', '-c', `printf "\\036%s\\036" "$$" >&2; "$@"; ${AFTER}`, 'sh', ...argv];
 }
 
 /**

@@ -44,12 +44,23 @@ export class GeminiTaskModel implements TaskModel {
         toolConfig: { functionCallingConfig: { mode: FunctionCallingMode.ANY, allowedFunctionNames: request.functions.map((f) => f.name) } },
         generationConfig: { temperature: 0.2 },
       },
-      { ...(this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {}), timeout: this.options.timeoutMs ?? 60_000 },
+      this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {},
     );
-    const result = await model.generateContent(
-      { contents: [{ role: 'user', parts: [{ text: request.prompt }] }] },
-      signal ? { signal } : {},
-    );
+    // Our own timeout and one signal per call: the SDK's `timeout` option leaves a timer
+    // running after the answer (the process cannot exit for a minute), and it adds an abort
+    // listener to the caller's signal on every call without removing it.
+    const own = new AbortController();
+    const timer = setTimeout(() => own.abort(new Error(`Gemini did not answer within ${this.options.timeoutMs ?? 60_000} ms`)), this.options.timeoutMs ?? 60_000);
+    const onAbort = () => own.abort(signal?.reason);
+    if (signal?.aborted) own.abort(signal.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let result;
+    try {
+      result = await model.generateContent({ contents: [{ role: 'user', parts: [{ text: request.prompt }] }] }, { signal: own.signal });
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
     return (result.response.functionCalls() ?? []).map((c) => ({ name: c.name, args: (c.args ?? {}) as Record<string, unknown> }));
   }
 }

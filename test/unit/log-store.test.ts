@@ -80,6 +80,15 @@ describe('pruneLogs', () => {
     expect(readdirSync(root).sort()).toEqual(['c', 'd']);
   });
 
+  test('never deletes a session written to within the last hour (it may be live), even over the budget', () => {
+    const root = tempDir('gcd-prune-');
+    const old = session(root, 'old', 100, 3 * 3600_000);
+    session(root, 'live', 1000, 10 * 60_000);
+    const removed = pruneLogs(root, 'current', { maxAgeDays: 14, maxTotalBytes: 50 }, NOW);
+    expect(removed).toEqual([old]);
+    expect(readdirSync(root)).toEqual(['live']);
+  });
+
   test('never deletes the current session, however old or large', () => {
     const root = tempDir('gcd-prune-');
     session(root, 'current', 10_000, 100 * DAY);

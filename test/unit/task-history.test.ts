@@ -3,7 +3,7 @@
  * verbatim (output clipped in the middle, exit code and flags), the ones before as one
  * line each (with the first error line of a failure), everything older as one count.
  */
-import { historyEntry, renderHistory, type HistoryEntry } from '../../src/task/task-history.js';
+import { HISTORY_LIMITS, historyEntry, renderHistory, type HistoryEntry } from '../../src/task/task-history.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
 
 function entry(step: number, over: Partial<HistoryEntry> = {}): HistoryEntry {
@@ -185,13 +185,14 @@ describe('renderHistory', () => {
     }
   });
 
-  test('its size stops growing: 15, 20, 40 and 80 commands render to (nearly) the same size', () => {
+  test('its size stops growing: never past the budget, and 20, 40, 80 and 160 commands render to (nearly) the same size', () => {
     const size = (n: number) => renderHistory(longRun(n)).length;
-    const base = size(15);
-    for (const n of [20, 40, 80]) {
-      // Only the digits of step numbers and of the count may differ.
-      expect({ n, size: size(n) }).toEqual({ n, size: expect.any(Number) });
-      expect(Math.abs(size(n) - base)).toBeLessThanOrEqual(60);
+    // The budget plus the one count line of what is not shown.
+    for (const n of [5, 10, 15, 20, 40, 80, 160]) expect({ n, within: size(n) <= HISTORY_LIMITS.budgetChars + 150 }).toEqual({ n, within: true });
+    const base = size(20);
+    for (const n of [40, 80, 160]) {
+      // Only the digits of step numbers and of the count, and where a one-line entry breaks, may differ.
+      expect({ n, diff: Math.abs(size(n) - base) <= 80 }).toEqual({ n, diff: true });
     }
   });
 });
