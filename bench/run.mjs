@@ -8,7 +8,7 @@
 // Every benchmark runs the things it compares side by side in one run, interleaved, with
 // warm-up, and reports medians, p90 and the ratio. See bench/README.md.
 import Docker from 'dockerode';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ if (!existsSync(join(here, '../dist/index.js'))) {
 }
 const { buildCommandAnswer, loadConfig, resolveConnection, SandboxManager, PACKAGE_VERSION } = await import('../dist/index.js');
 const L = await import('./lib.mjs');
+const { commandUserText } = await import('../dist/prompt/steps/step-ask-question/handlers/docker.js');
 const { MINIMAL_IMAGE, MiB, docker, dockerToFile, fmtMs, fmtRatio, interleave, loadAvg, median, now, p90, rmQuiet, rssSampler, summarize } = L;
 
 // ---------------------------------------------------------------- options
@@ -206,6 +207,7 @@ async function benchOutput(sandbox) {
   log(`Reference: 80-byte text lines, \`${GENERATORS.lines(OUTPUT_BYTES)}\` (${N.linePairs} pair${N.linePairs > 1 ? 's' : ''}; the file made once by \`${MAKE_LINES_FILE}\`).\n`);
   const zeros = await outputPairs(sandbox, GENERATORS.zeros, N.outputPairs, true);
   record({ id: 'output-throughput', target: '2. 1 GiB output throughput, sandbox.exec / `docker exec > file` (median)', measured: zeros.ratio, measuredText: `${fmtRatio(zeros.ratio)} (${zeros.oursMBps} vs ${zeros.cliMBps} MB/s)`, limit: 0.9, limitText: '>= 0.90x', pass: zeros.ratio >= 0.9, stats: zeros.stats, cpu: zeros.cpu });
+  record({ id: 'output-throughput-raw', reference: true, target: '2. same, sandbox.exec / dockerode demuxStream into a file (what plain dockerode code gets)', measured: zeros.rawRatio, measuredText: `${fmtRatio(zeros.rawRatio)} (${zeros.oursMBps} vs ${zeros.rawMBps} MB/s)`, limit: 0.9, limitText: '>= 0.90x', pass: zeros.rawRatio >= 0.9 });
   log('');
   const made = await sandbox.exec(MAKE_LINES_FILE);
   if (made.exitCode !== 0) throw new Error(`making ${LINES_FILE} failed: ${made.stderr}`);
@@ -219,6 +221,7 @@ async function benchOutput(sandbox) {
 
 async function outputPairs(sandbox, generator, pairs, warmup) {
   const cliFile = join(tmp, 'cli-output.bin');
+  const rawFile = join(tmp, 'raw-output.bin');
   // CPU time of each side (diagnostic): this process for ours, the CLI child via GNU time.
   const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
   const timeFile = join(tmp, 'cli-time.txt');
@@ -231,6 +234,16 @@ async function outputPairs(sandbox, generator, pairs, warmup) {
       const r = await sandbox.exec(generator(bytes), { timeoutMs: 600_000 });
       const c = process.cpuUsage(c0);
       return { bytes, result: r, rss: sampler?.stop(), cpu: { user: c.user / 1000, sys: c.system / 1000 } };
+    },
+    // Reference: what plain dockerode code gets: its own demuxStream into a file stream.
+    'raw dockerode > file': async () => {
+      const ex = await dockerode.getContainer(sandbox.id).exec({ Cmd: ['/bin/sh', '-c', generator(bytes)], AttachStdout: true, AttachStderr: true });
+      const sock = await ex.start({ hijack: true, stdin: false });
+      const ws = createWriteStream(rawFile);
+      dockerode.modem.demuxStream(sock, ws, ws);
+      await new Promise((r) => sock.on('end', r));
+      await new Promise((r) => ws.end(r));
+      return { bytes };
     },
     'docker exec CLI > file': async () => {
       await dockerToFile(['exec', sandbox.id, '/bin/sh', '-c', generator(bytes)], cliFile, TIME ? [TIME, '-o', timeFile, '-f', '%U %S'] : []);
@@ -254,6 +267,10 @@ async function outputPairs(sandbox, generator, pairs, warmup) {
         rss.push(d.rss);
         cpu.ours.push(d.cpu);
       }
+    } else if (name === 'raw dockerode > file') {
+      const size = statSync(rawFile).size;
+      rmQuiet(rawFile);
+      if (size !== d.bytes) throw new Error(`raw dockerode wrote ${size} bytes, expected ${d.bytes}`);
     } else {
       const size = statSync(cliFile).size;
       rmQuiet(cliFile);
@@ -273,7 +290,8 @@ async function outputPairs(sandbox, generator, pairs, warmup) {
   log(`  RSS of this process during sandbox.exec: baseline ${rss.map((m) => (m.baseline / MiB).toFixed(0)).join(', ')} MiB, growth ${rss.map((m) => (m.growth / MiB).toFixed(1)).join(', ')} MiB (${rss.map((m) => m.samples).join(', ')} samples at 50 ms)`);
   const ours = median(times['sandbox.exec']);
   const cli = median(times['docker exec CLI > file']);
-  return { ratio: cli / ours, oursMBps: mbps(ours), cliMBps: mbps(cli), rss, cpu, stats: mapStats(times) };
+  const raw = median(times['raw dockerode > file']);
+  return { ratio: cli / ours, rawRatio: raw / ours, rawMBps: mbps(raw), oursMBps: mbps(ours), cliMBps: mbps(cli), rss, cpu, stats: mapStats(times) };
 }
 
 /** 3. manager.start() until the container runs vs `docker run -d IMG sleep 3600`; removal untimed. */
@@ -359,9 +377,8 @@ async function benchTokens(sandbox) {
     const answer = await buildCommandAnswer(r, { thresholdBytes: config.plugin.summaryThresholdBytes, summarizer });
     const { bytes: _bytes, ...forModel } = answer;
     const content = JSON.stringify(forModel);
-    // handlers/docker.ts: `${sandbox.name}$ ${cmd (80 chars)} -> exit N (flags); log: <path>`
-    const flags = [r.timedOut && 'timed out', r.canceled && 'canceled', r.oomKilled && 'out of memory'].filter(Boolean).join(', ');
-    const userText = `${sandbox.name}$ ${c.cmd.length > 80 ? `${c.cmd.slice(0, 80)}…` : c.cmd} -> exit ${r.exitCode}${flags ? ` (${flags})` : ''}; log: ${r.logPath}`;
+    // The same one-line text handlers/docker.ts sends beside the answer.
+    const userText = commandUserText(sandbox.name, c.cmd, r, config.projectRoot);
     const chars = content.length + userText.length;
     const tokens = Math.ceil(chars / 4);
     // Where the characters go: the summary, keyLines, the log path (answer + user text), the rest.

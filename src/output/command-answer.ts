@@ -28,7 +28,8 @@ export const DEFAULT_SUMMARY_THRESHOLD_BYTES = 2048;
 const MAX_KEY_LINES = 12;
 const MAX_LINE_CHARS = 200;
 
-const ERROR_LINE = /\b(error|errors|failed|failure|fail|fatal|exception|traceback|panic|denied|refused|cannot|can't|unable|not found|no such|segmentation fault|killed|timeout|timed out|assert(ion)?|expected|undefined reference|warning)\b|^\s*(E |FAIL|✗|✕|×|!)|:\d+:\d+: /i;
+// `error`/`exception` also as word endings: ValueError, AssertionError, NullPointerException.
+const ERROR_LINE = /(error|errors|exception)\b|\b(failed|failure|fail|fatal|traceback|panic|denied|refused|cannot|can't|unable|not found|no such|segmentation fault|killed|timeout|timed out|assert(ion)?|expected|undefined reference|warning)\b|^\s*(E |FAIL|✗|✕|×|!)|:\d+:\d+: /i;
 
 /** stdout and stderr as one text, stderr marked, as both summarizers see it. */
 export function combinedOutput(r: Pick<ExecResult, 'stdout' | 'stderr'>): string {
@@ -97,6 +98,9 @@ export async function buildCommandAnswer(
     bytes: r.bytes.stdout + r.bytes.stderr,
   });
   if (Buffer.byteLength(output) <= threshold && !r.truncated) return answer(output, 'verbatim');
+  // Binary output is already reduced to a one-line note: nothing to summarize.
+  const notes = [r.stdout, r.stderr].filter((t) => t !== '');
+  if (notes.length > 0 && notes.every((t) => t.startsWith('[binary output:'))) return answer(output, 'verbatim');
   const key = keyLines(output);
   if (options.summarizer) {
     try {

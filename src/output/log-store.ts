@@ -39,7 +39,7 @@ export class LogStore {
   }
 
   open(path: string): WriteStream {
-    return createWriteStream(path, { flags: 'w', highWaterMark: 1024 * 1024 });
+    return createWriteStream(path, { flags: 'w', highWaterMark: 8 * 1024 * 1024 });
   }
 
   async writeMeta(logPath: string, meta: Record<string, unknown>): Promise<void> {

@@ -5,7 +5,7 @@ import { SandboxError } from '../errors.js';
 import type { LogStore } from '../output/log-store.js';
 import { StreamWindow } from '../output/stream-window.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
-import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, parseCounters, PID_MARK, wrapArgv, wrapShellCommand } from './shell-scripts.js';
+import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, parseCounters, parseTrailer, PID_MARK, wrapArgv, wrapShellCommand } from './shell-scripts.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const CANCELED_EXIT_CODE = 137;
@@ -34,9 +34,14 @@ export interface SandboxDeps {
   onStopped: (sandbox: Sandbox) => void;
 }
 
-/** Reads the wrapper's `\x1e<pid>\x1e` from the start of stderr, passing everything after it on. */
+/**
+ * Reads the wrapper's header `\x1e<pid>[:<oom kills>:<refused forks>]\x1e` from the start
+ * of stderr, passing everything after it on.
+ */
 class PidMarkReader {
   pid: number | undefined;
+  /** The cgroup counters when the command started, if the header had them. */
+  startCounters: Counters | undefined;
   private state: 'start' | 'digits' | 'done' = 'start';
   private digits = '';
   private waiters: Array<(pid: number | undefined) => void> = [];
@@ -48,9 +53,11 @@ class PidMarkReader {
       if (this.state === 'start') {
         if (b !== PID_MARK) return this.finish(undefined), chunk;
         this.state = 'digits';
-      } else if (b === PID_MARK && this.digits.length > 0) {
-        this.finish(Number(this.digits));
-      } else if (b >= 0x30 && b <= 0x39 && this.digits.length < 10) {
+      } else if (b === PID_MARK && /^\d+(:\d+:\d+)?$/.test(this.digits)) {
+        const [pid, oom, pids] = this.digits.split(':').map(Number);
+        if (oom !== undefined && pids !== undefined) this.startCounters = { oomKills: oom, pidsRefused: pids };
+        this.finish(pid);
+      } else if (((b >= 0x30 && b <= 0x39) || b === 0x3a) && this.digits.length < 40) {
         this.digits += String.fromCharCode(b);
       } else {
         // Not our mark after all: hand back what was held, then the rest.
@@ -80,6 +87,32 @@ class PidMarkReader {
   }
 }
 
+interface Counters {
+  oomKills: number;
+  pidsRefused: number;
+}
+
+/** Longest trailer `\x1e<n>:<n>\x1e` (two 12-digit numbers). */
+const TRAILER_MAX = 28;
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Where a trailer (whole, or the start of one) begins at the end of `buf`; `buf.length`
+ * when the end cannot be one, which is every ordinary chunk of stderr.
+ */
+function trailerStart(buf: Buffer): number {
+  const n = buf.length;
+  const last = buf.lastIndexOf(PID_MARK);
+  if (last === -1 || last < n - TRAILER_MAX) return n;
+  if (last === n - 1) {
+    // A closing mark: is there a whole trailer before it? Else it may open one.
+    const open = buf.lastIndexOf(PID_MARK, n - 2);
+    if (open !== -1 && open >= n - TRAILER_MAX && /^\x1e\d+:\d+\x1e$/.test(buf.toString('latin1', open))) return open;
+    return last;
+  }
+  return /^\x1e[\d:]*$/.test(buf.toString('latin1', last)) ? last : n;
+}
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
@@ -101,7 +134,7 @@ export class Sandbox implements AsyncDisposable {
   private stopped = false;
   private stopping: Promise<void> | undefined;
   /** cgroup counters as last read; a fresh container starts at zero. */
-  private counters = { oomKills: 0, pidsRefused: 0 };
+  private counters: Counters = { oomKills: 0, pidsRefused: 0 };
 
   constructor(
     readonly info: Readonly<SandboxInfo>,
@@ -156,12 +189,9 @@ export class Sandbox implements AsyncDisposable {
     // Inherited by everything the command starts, so the kill finds even re-parented daemons.
     const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
 
-    const onOutput = (stream: StreamId, data: Buffer) => {
-      let chunk = data;
-      if (stream === 'stderr' && !marker.done) {
-        chunk = marker.consume(chunk);
-        if (chunk.length === 0) return;
-      }
+    // The end of stderr may be the wrapper's trailer: such bytes wait here until the end.
+    let held = EMPTY;
+    const take = (stream: StreamId, chunk: Buffer) => {
       (stream === 'stdout' ? out : err).push(chunk);
       if (logError) return;
       if (!log.write(chunk) && !paused && session) {
@@ -172,6 +202,20 @@ export class Sandbox implements AsyncDisposable {
           session?.resume();
         });
       }
+    };
+    const onOutput = (stream: StreamId, data: Buffer) => {
+      let chunk = data;
+      if (stream === 'stdout') return take('stdout', chunk);
+      if (!marker.done) {
+        chunk = marker.consume(chunk);
+        if (chunk.length === 0) return;
+      }
+      // Only bytes that could be the start of the trailer wait (normally none), so the
+      // log keeps the order in which stdout and stderr arrived.
+      const joined = held.length ? Buffer.concat([held, chunk]) : chunk;
+      const cut = trailerStart(joined);
+      if (cut > 0) take('stderr', joined.subarray(0, cut));
+      held = cut < joined.length ? Buffer.from(joined.subarray(cut)) : EMPTY;
     };
 
     try {
@@ -219,6 +263,8 @@ export class Sandbox implements AsyncDisposable {
       options.signal?.removeEventListener('abort', onAbort);
     }
     if (killing) await killing;
+    const trailer = parseTrailer(held);
+    if (held.length) take('stderr', trailer ? held.subarray(0, held.length - trailer.length) : held);
     await closeLog(log);
 
     if (exitCode === null && !interrupted) {
@@ -229,10 +275,14 @@ export class Sandbox implements AsyncDisposable {
 
     let oomKilled = false;
     let pidsLimitHit = false;
-    // Read after every failure (a refused fork often ends a shell with 1 or 2, not 126+);
-    // never after a success, to keep the hot path at one exec.
-    if (interrupted || (exitCode !== null && exitCode !== 0)) {
-      ({ oomKilled, pidsLimitHit } = await this.readLimitCounters());
+    const before = marker.startCounters;
+    if (before && trailer) {
+      // The wrapper read the counters before and after: exact, and no extra exec.
+      oomKilled = trailer.oomKills > before.oomKills;
+      pidsLimitHit = trailer.pidsRefused > before.pidsRefused;
+    } else if (interrupted || (exitCode !== null && exitCode !== 0)) {
+      // Killed before its trailer (or a wrapper without counters): one helper exec reads them.
+      ({ oomKilled, pidsLimitHit } = await this.readLimitCounters(before));
     }
     const timedOut = interrupted === 'timeout';
     const canceled = interrupted === 'cancel';
@@ -312,12 +362,14 @@ export class Sandbox implements AsyncDisposable {
     return last;
   }
 
-  private async readLimitCounters(): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
+  /** Reads the counters now and compares them with `before` (else with the last values read). */
+  private async readLimitCounters(before?: Counters): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
     try {
       const r = await this.runHelper(CGROUP_COUNTERS_SCRIPT, []);
       const c = parseCounters(r.stdout);
-      const oomKilled = c.oomKills !== undefined && c.oomKills > this.counters.oomKills;
-      const pidsLimitHit = c.pidsRefused !== undefined && c.pidsRefused > this.counters.pidsRefused;
+      const base = before ?? this.counters;
+      const oomKilled = c.oomKills !== undefined && c.oomKills > base.oomKills;
+      const pidsLimitHit = c.pidsRefused !== undefined && c.pidsRefused > base.pidsRefused;
       this.counters = { oomKills: c.oomKills ?? this.counters.oomKills, pidsRefused: c.pidsRefused ?? this.counters.pidsRefused };
       return { oomKilled, pidsLimitHit };
     } catch {

@@ -8,26 +8,46 @@
 export const PID_MARK = 0x1e;
 
 /**
- * What the wrapper runs after the command: anything the command left running in its
- * process group (`cmd &` without setsid) is sent SIGTERM, so a finished command leaves no
- * stray processes behind (a backgrounded child would otherwise keep the output open, or a
- * fork bomb keep the process limit exhausted). The wrapper ignores the signal itself and
- * exits with the command's status. Daemons started with setsid are left alone on purpose.
+ * A shell function setting $o (OOM kills) and $p (forks refused by the process limit)
+ * from the container's cgroup counters, cgroup v1 or v2, with builtins only.
  */
-const AFTER = 'rc=$?; trap "" TERM; kill -s TERM 0 2>/dev/null; exit $rc';
+const READ_COUNTERS =
+  'c() { o=0; p=0; ' +
+  'for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do [ -r "$f" ] && while read -r k v; do [ "$k" = oom_kill ] && o=$v; done < "$f"; done; ' +
+  'for f in /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do [ -r "$f" ] && while read -r k v; do [ "$k" = max ] && p=$v; done < "$f"; done; }';
+
+/** Before the command: the header `\x1e<pid>:<oom kills>:<refused forks>\x1e` on stderr, first of all. */
+const BEFORE = `${READ_COUNTERS}; c; printf "\\036%s:%s:%s\\036" "$$" "$o" "$p" >&2`;
 
 /**
- * Wraps a command so the wrapper's process id (also the process group id of everything
- * the command starts: the engine starts each exec as a group leader) is written to stderr
- * between two 0x1E bytes before anything else. That id lets a timeout kill the whole tree.
+ * After the command: anything it left running in its process group (`cmd &` without
+ * setsid) is sent SIGTERM, so a finished command leaves no stray processes behind (a
+ * backgrounded child would otherwise keep the output open, a fork bomb the process limit
+ * exhausted); the wrapper ignores the signal itself. Then the trailer
+ * `\x1e<oom kills>:<refused forks>\x1e` on stderr, and the command's exit status.
+ * Daemons started with setsid are left alone on purpose.
+ */
+const AFTER = `rc=$?; trap "" TERM; kill -s TERM 0 2>/dev/null; c; printf "\\036%s:%s\\036" "$o" "$p" >&2; exit $rc`;
+
+/**
+ * Wraps a command between the header and the trailer. The wrapper's process id is also
+ * the process group id of everything the command starts (the engine starts each exec as a
+ * group leader): it lets a timeout kill the whole tree. The counters before and after say
+ * exactly whether this command hit the memory or the process limit, with no extra exec.
  */
 export function wrapShellCommand(command: string): string[] {
-  return ['/bin/sh', '-c', `printf "\\036%s\\036" "$$" >&2; /bin/sh -c "$1"; ${AFTER}`, 'sh', command];
+  return ['/bin/sh', '-c', `${BEFORE}; /bin/sh -c "$1"; ${AFTER}`, 'sh', command];
 }
 
 /** Same, for an argument vector run without a shell. */
 export function wrapArgv(argv: readonly string[]): string[] {
-  return ['/bin/sh', '-c', `printf "\\036%s\\036" "$$" >&2; "$@"; ${AFTER}`, 'sh', ...argv];
+  return ['/bin/sh', '-c', `${BEFORE}; "$@"; ${AFTER}`, 'sh', ...argv];
+}
+
+/** Parses a trailer at the very end of stderr; undefined when there is none. */
+export function parseTrailer(tail: Buffer): { oomKills: number; pidsRefused: number; length: number } | undefined {
+  const m = /\x1e(\d{1,12}):(\d{1,12})\x1e$/.exec(tail.toString('latin1'));
+  return m ? { oomKills: Number(m[1]), pidsRefused: Number(m[2]), length: m[0].length } : undefined;
 }
 
 /**

@@ -35,12 +35,16 @@ export function actionResult(message: string, call: FunctionCall, answer: object
 }
 
 /** Runs one handler body; anything thrown becomes a structured error answer (a throw would end genaicode's loop). */
-export async function guarded(props: ActionHandlerProps, name: string, body: () => Promise<ActionResult>): Promise<ActionResult> {
+export async function guarded(props: ActionHandlerProps, name: string, body: (step: { call?: FunctionCall }) => Promise<ActionResult>): Promise<ActionResult> {
+  // The body records the model's call here once it has it, so an error answer is paired
+  // with the call the model made (its arguments and id), not a made-up one.
+  const step: { call?: FunctionCall } = {};
   try {
-    return await body();
+    return await body(step);
   } catch (e) {
     const answer = errorAnswer(e);
-    return actionResult(actionCall(props).args?.message ?? '', { id: `${name}-error`, name, args: {} }, answer, `${name} failed: ${answer.error}`, true);
+    const call = step.call ?? { id: `${name}-error`, name, args: {} };
+    return actionResult(actionCall(props).args?.message ?? '', call, answer, `${name} failed: ${answer.error}`, true);
   }
 }
 

@@ -1,8 +1,10 @@
+import { relative } from 'node:path';
 import { z } from 'zod';
 import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-types.js';
 import { buildCommandAnswer } from '../../../../output/command-answer.js';
 import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import type { ExecResult } from '../../../../sandbox/exec-types.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
 import { actionResult, guarded } from './action-answer.js';
 import { confirmAndStart } from './confirm-and-start.js';
@@ -69,6 +71,12 @@ export const DOCKER_ACTION_DESCRIPTIONS = {
   stopContainer: 'Stop and remove a container (args: containerId). Always stop containers when done.',
 } as const;
 
+/** The one line the user sees (and the model reads beside the answer) for one command. */
+export function commandUserText(container: string, cmd: string, r: ExecResult, projectRoot: string): string {
+  const flags = [r.timedOut && 'timed out', r.canceled && 'canceled', r.oomKilled && 'out of memory'].filter(Boolean).join(', ');
+  return `${container}$ ${cmd.length > 80 ? `${cmd.slice(0, 80)}…` : cmd} -> exit ${r.exitCode}${flags ? ` (${flags})` : ''}; log: ${relative(projectRoot, r.logPath)}`;
+}
+
 function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxError {
   const live = runtime.manager().list().map((s) => s.name);
   return new SandboxError(
@@ -80,11 +88,12 @@ function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxEr
 
 export function createDockerActionHandlers(runtime: PluginRuntime): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
   const startContainer: ActionHandler = (props) =>
-    guarded(props, 'startContainer', async () => {
+    guarded(props, 'startContainer', async (step) => {
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
       const got = await requestArgs(props, START_CONTAINER_DEF, StartContainerArgs, host.cheapModel);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      step.call = got.call;
       const { image, name } = got.args;
       await props.waitIfPaused();
       const started = await confirmAndStart(runtime, host, props.options, { image, ...(name ? { name } : {}), purpose: 'to run commands in' });
@@ -95,11 +104,12 @@ export function createDockerActionHandlers(runtime: PluginRuntime): Record<'star
     });
 
   const runCommand: ActionHandler = (props) =>
-    guarded(props, 'runCommand', async () => {
+    guarded(props, 'runCommand', async (step) => {
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
       const got = await requestArgs(props, RUN_COMMAND_DEF, RunCommandArgs, host.cheapModel);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      step.call = got.call;
       const { containerId, cmd, timeoutMs } = got.args;
       const sandbox = runtime.manager().get(containerId);
       if (!sandbox) throw noSuchContainer(runtime, containerId);
@@ -113,16 +123,16 @@ export function createDockerActionHandlers(runtime: PluginRuntime): Record<'star
         ...(signal ? { signal } : {}),
       });
       const { bytes: _bytes, ...forModel } = answer;
-      const flags = [result.timedOut && 'timed out', result.canceled && 'canceled', result.oomKilled && 'out of memory'].filter(Boolean).join(', ');
-      return actionResult(message, got.call, forModel, `${sandbox.name}$ ${cmd.length > 80 ? `${cmd.slice(0, 80)}…` : cmd} -> exit ${result.exitCode}${flags ? ` (${flags})` : ''}; log: ${result.logPath}`);
+      return actionResult(message, got.call, forModel, commandUserText(sandbox.name, cmd, result, runtime.config().projectRoot));
     });
 
   const stopContainer: ActionHandler = (props) =>
-    guarded(props, 'stopContainer', async () => {
+    guarded(props, 'stopContainer', async (step) => {
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
       const got = await requestArgs(props, STOP_CONTAINER_DEF, StopContainerArgs, host.cheapModel);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      step.call = got.call;
       const sandbox = runtime.manager().get(got.args.containerId);
       if (!sandbox) throw noSuchContainer(runtime, got.args.containerId);
       await sandbox.stop();

@@ -35,11 +35,12 @@ export const RUN_CONTAINER_TASK_DESCRIPTION =
 
 export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler: ActionHandler; description: string } {
   const handler: ActionHandler = (props) =>
-    guarded(props, 'runContainerTask', async () => {
+    guarded(props, 'runContainerTask', async (step) => {
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
       const got = await requestArgs(props, RUN_CONTAINER_TASK_DEF, RunContainerTaskArgs, host.cheapModel);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      step.call = got.call;
       const { image, taskDescription, workingDir, maxCommands } = got.args;
       const config = runtime.config();
       await props.waitIfPaused();
