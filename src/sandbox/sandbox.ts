@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { WriteStream } from 'node:fs';
 import type { ContainerEngine, StreamId } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
-import type { LogStore } from '../output/log-store.js';
+import type { LogSink, LogStore } from '../output/log-store.js';
 import { StreamWindow } from '../output/stream-window.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
 import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, parseCounters, parseTrailer, PID_MARK, wrapArgv, wrapShellCommand } from './shell-scripts.js';
@@ -170,21 +169,12 @@ export class Sandbox implements AsyncDisposable {
     const started = performance.now();
     const label = options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd';
     const logPath = this.deps.logs.nextPath(label);
+    // A log that cannot be written (disk full, folder removed) does not stop the command:
+    // the result says the log is incomplete (log.error).
     const log = this.deps.logs.open(logPath);
-    // A log that cannot be written (disk full, folder removed) must not crash the host:
-    // the command still runs and answers, and the result says the log is incomplete.
-    let logError: string | undefined;
-    log.on('error', (e) => {
-      logError ??= e.message;
-      if (paused) {
-        paused = false;
-        session?.resume();
-      }
-    });
     const out = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
     const err = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
     const marker = new PidMarkReader();
-    let paused = false;
     let session: Awaited<ReturnType<ContainerEngine['exec']>> | undefined;
     // Inherited by everything the command starts, so the kill finds even re-parented daemons.
     const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
@@ -193,15 +183,8 @@ export class Sandbox implements AsyncDisposable {
     let held = EMPTY;
     const take = (stream: StreamId, chunk: Buffer) => {
       (stream === 'stdout' ? out : err).push(chunk);
-      if (logError) return;
-      if (!log.write(chunk) && !paused && session) {
-        paused = true;
-        session.pause();
-        log.once('drain', () => {
-          paused = false;
-          session?.resume();
-        });
-      }
+      // A synchronous write: while it runs no more output is read, which is the backpressure.
+      log.write(chunk);
     };
     const onOutput = (stream: StreamId, data: Buffer) => {
       let chunk = data;
@@ -226,7 +209,7 @@ export class Sandbox implements AsyncDisposable {
         onOutput,
       );
     } catch (e) {
-      await closeLog(log);
+      log.end();
       throw e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND' ? this.goneError(e) : e;
     }
 
@@ -254,7 +237,7 @@ export class Sandbox implements AsyncDisposable {
       ({ exitCode } = await live.done);
     } catch (e) {
       if (!interrupted) {
-        await closeLog(log);
+        log.end();
         throw e;
       }
       exitCode = null;
@@ -265,7 +248,7 @@ export class Sandbox implements AsyncDisposable {
     if (killing) await killing;
     const trailer = parseTrailer(held);
     if (held.length) take('stderr', trailer ? held.subarray(0, held.length - trailer.length) : held);
-    await closeLog(log);
+    log.end();
 
     if (exitCode === null && !interrupted) {
       if (this.stopped || !(await this.deps.engine.inspectContainer(this.id))?.running) {
@@ -287,7 +270,7 @@ export class Sandbox implements AsyncDisposable {
     const timedOut = interrupted === 'timeout';
     const canceled = interrupted === 'cancel';
     const finalExit = timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (exitCode ?? 1);
-    const reason = this.explain({ timedOut, canceled, oomKilled, pidsLimitHit, timeoutMs, killReport, logError });
+    const reason = this.explain({ timedOut, canceled, oomKilled, pidsLimitHit, timeoutMs, killReport, ...(log.error ? { logError: log.error } : {}) });
     const stdout = out.render(logPath);
     const stderr = err.render(logPath);
     const result: ExecResult = {
@@ -410,10 +393,4 @@ function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref());
 }
 
-function closeLog(log: WriteStream): Promise<void> {
-  return new Promise((resolveClose) => {
-    if (log.closed) return resolveClose();
-    log.end(() => resolveClose());
-    log.once('error', () => resolveClose());
-  });
-}
+
