@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { cancelOnSigint } from './cancel-on-sigint.js';
 import { isSandboxError } from '../errors.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
 import { formatExecResult } from './format.js';
@@ -18,19 +19,13 @@ export interface RunOptions {
  */
 export async function run(config: Config, argv: string[], options: RunOptions, out: (line: string) => void, err: (line: string) => void): Promise<number> {
   const manager = new SandboxManager({ config });
-  const abort = new AbortController();
-  const onSigint = () => {
-    err('canceling: killing the command in the container (Ctrl-C again to force)');
-    process.removeListener('SIGINT', onSigint);
-    abort.abort();
-  };
-  process.on('SIGINT', onSigint);
+  const sigint = cancelOnSigint(err, 'canceling: killing the command in the container (Ctrl-C again to force)');
   try {
     const start: StartOptions = {
       ...(options.image ? { image: options.image } : {}),
       ...(options.network ? { network: options.network } : {}),
       ...(options.memoryBytes ? { memoryBytes: options.memoryBytes } : {}),
-      signal: abort.signal,
+      signal: sigint.signal,
       onPullProgress: (p) => {
         if (!options.json && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);
       },
@@ -39,7 +34,7 @@ export async function run(config: Config, argv: string[], options: RunOptions, o
     try {
       // A single argument is a shell command line; several are an argument vector.
       const command = argv.length === 1 ? argv[0]! : argv;
-      const result = await sandbox.exec(command, { ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), signal: abort.signal });
+      const result = await sandbox.exec(command, { ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), signal: sigint.signal });
       out(options.json ? JSON.stringify(result) : formatExecResult(result));
       return result.exitCode;
     } finally {
@@ -50,7 +45,7 @@ export async function run(config: Config, argv: string[], options: RunOptions, o
     else err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
     return 125;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    sigint.dispose();
     await manager.stopAll();
   }
 }

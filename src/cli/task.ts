@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { cancelOnSigint } from './cancel-on-sigint.js';
 import { isSandboxError } from '../errors.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { GeminiTaskModel } from '../task/gemini-model.js';
@@ -43,17 +44,11 @@ export async function task(
       ...(env.GEMINI_BASE_URL ? { baseUrl: env.GEMINI_BASE_URL } : {}),
     });
   const manager = new SandboxManager({ config });
-  const abort = new AbortController();
-  const onSigint = () => {
-    err('aborting the task (Ctrl-C again to force)');
-    process.removeListener('SIGINT', onSigint);
-    abort.abort();
-  };
-  process.on('SIGINT', onSigint);
+  const sigint = cancelOnSigint(err, 'aborting the task (Ctrl-C again to force)');
   try {
     const image = options.image ?? config.images.default;
     const network = options.network ?? config.task.network;
-    const sandbox = await manager.start({ image, network, signal: abort.signal });
+    const sandbox = await manager.start({ image, network, signal: sigint.signal });
     try {
       err(`task in ${sandbox.name} (${image}, network ${network})`);
       const result = await runTask({
@@ -63,7 +58,7 @@ export async function task(
         limits: { maxCommands: options.maxCommands ?? config.task.maxCommands, budgetMs: config.task.budgetMs, commandTimeoutMs: config.exec.timeoutMs },
         logPath: manager.logs.nextPath('task'),
         environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${network}; /bin/sh`,
-        signal: abort.signal,
+        signal: sigint.signal,
         onProgress: (p) => {
           if (p.result) err(`[${p.step}] $ ${p.command} -> exit ${p.result.exitCode}${p.result.timedOut ? ' (timed out)' : ''} in ${p.result.durationMs} ms`);
           else if (p.command && p.reasoning) err(`[${p.step}] ${p.reasoning}`);
@@ -79,7 +74,7 @@ export async function task(
     err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
     return 125;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    sigint.dispose();
     await manager.stopAll();
   }
 }

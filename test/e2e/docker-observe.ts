@@ -6,6 +6,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { hostname } from 'node:os';
+import { docker, listManaged } from '../support/engine.js';
 import type { RecordedCall, RunResult } from './harness/harness.js';
 
 /** One line of `docker events --format '{{json .}}'`. */
@@ -144,4 +146,18 @@ export function filesUnder(dir: string, suffix: string): string[] {
     else if (entry.name.endsWith(suffix)) out.push(p);
   }
   return out;
+}
+
+/** Managed containers of a genaicode child (by its owner label) still on the engine, all states. */
+export async function leftOf(pid: number): Promise<string[]> {
+  const r = await listManaged({ 'genaicode-docker.owner': `${hostname()}:${pid}` });
+  return r.map((c) => `${c.name} (${c.status})`);
+}
+
+/** Safety net for afterAll (the tests assert that nothing is left): removes anything of these children. */
+export async function removeLeftovers(pids: number[]): Promise<void> {
+  for (const pid of pids) {
+    const left = await listManaged({ 'genaicode-docker.owner': `${hostname()}:${pid}` });
+    if (left.length) await docker(['rm', '-f', ...left.map((c) => c.id)]);
+  }
 }

@@ -30,6 +30,8 @@ import {
   execCreates,
   EventWatcher,
   filesUnder,
+  leftOf,
+  removeLeftovers,
   type DockerEvent,
 } from './docker-observe.js';
 import {
@@ -314,19 +316,10 @@ beforeAll(async () => {
 afterAll(async () => {
   if (scenarios) await Promise.allSettled(Object.values(scenarios));
   await docker(['rm', '-f', FOREIGN]);
-  // Safety net only (the tests assert that nothing is left): remove anything of our runs.
-  for (const pid of pids) {
-    const left = await listManaged({ 'genaicode-docker.owner': `${HOST}:${pid}` });
-    if (left.length) await docker(['rm', '-f', ...left.map((c) => c.id)]);
-  }
+  await removeLeftovers(pids);
   await Promise.all(projects.map((p) => p.cleanup()));
 }, 60_000);
 
-/** Containers of a run still on the engine, by owner label (all states). */
-async function leftOf(pid: number): Promise<string[]> {
-  const r = await listManaged({ 'genaicode-docker.owner': `${HOST}:${pid}` });
-  return r.map((c) => `${c.name} (${c.status})`);
-}
 
 /**
  * Every container of the run was removed by the run itself: its kill/die/destroy began

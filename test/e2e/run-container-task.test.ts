@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { docker, dockerOk, listManaged, MINIMAL_IMAGE, PYTHON_IMAGE, requireEngine } from '../support/engine.js';
-import { actionAnswer, allDestroyed, askQuestionCalls, callsOfTurn, createdIds, execCreates, EventWatcher, type DockerEvent } from './docker-observe.js';
+import { actionAnswer, allDestroyed, askQuestionCalls, callsOfTurn, createdIds, execCreates, EventWatcher, type DockerEvent, leftOf, removeLeftovers } from './docker-observe.js';
 import {
   askQuestion,
   createProject,
@@ -254,19 +254,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (scenarios) await Promise.allSettled(Object.values(scenarios));
-  // Safety net only (the tests assert that nothing is left): remove anything of our runs.
-  for (const pid of pids) {
-    const left = await listManaged({ 'genaicode-docker.owner': `${HOST}:${pid}` });
-    if (left.length) await docker(['rm', '-f', ...left.map((c) => c.id)]);
-  }
+  await removeLeftovers(pids);
   await Promise.all(projects.map((p) => p.cleanup()));
 }, 60_000);
 
-/** Managed containers of a run still on the engine (all states). */
-async function leftOf(pid: number): Promise<string[]> {
-  const r = await listManaged({ 'genaicode-docker.owner': `${HOST}:${pid}` });
-  return r.map((c) => `${c.name} (${c.status})`);
-}
 
 function expectRunOk(o: Observed): void {
   if (o.run.exitCode !== 0 || o.run.unusedScriptEntries !== 0) throw new Error(describeRun(o.run));
