@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ContainerEngine, StreamId } from '../engine/container-engine.js';
+import type { ContainerEngine, ExecSession, StreamId } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
 import type { LogSink, LogStore } from '../output/log-store.js';
 import { StreamWindow } from '../output/stream-window.js';
@@ -175,7 +175,6 @@ export class Sandbox implements AsyncDisposable {
     const out = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
     const err = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
     const marker = new PidMarkReader();
-    let session: Awaited<ReturnType<ContainerEngine['exec']>> | undefined;
     // Inherited by everything the command starts, so the kill finds even re-parented daemons.
     const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
 
@@ -201,9 +200,10 @@ export class Sandbox implements AsyncDisposable {
       held = cut < joined.length ? Buffer.from(joined.subarray(cut)) : EMPTY;
     };
 
+    let live: ExecSession;
     try {
       const env = [execMark, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
-      session = await this.deps.engine.exec(
+      live = await this.deps.engine.exec(
         this.id,
         { cmd: typeof command === 'string' ? wrapShellCommand(command) : wrapArgv(command), env, workdir: options.workdir ?? this.info.workdir },
         onOutput,
@@ -215,7 +215,6 @@ export class Sandbox implements AsyncDisposable {
 
     let interrupted: 'timeout' | 'cancel' | undefined;
     let killReport: string | undefined;
-    const live = session;
     let killing: Promise<void> | undefined;
     const interrupt = (why: 'timeout' | 'cancel') => {
       if (interrupted) return;
