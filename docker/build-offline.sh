@@ -29,15 +29,30 @@ need_pkg() { # command, Debian package
 
 present() { [ "$force" = 0 ] && docker image inspect "$1" >/dev/null 2>&1; }
 
+# A freshly imported image must run, or it is removed: a broken image must not pass for present next time.
+check_runs() { # image, command...
+  local img=$1; shift
+  if ! docker run --rm --network none "$img" "$@" >/dev/null 2>&1; then
+    docker image rm -f "$img" >/dev/null 2>&1 || true
+    log "$img was built but does not run '$*'; removed it"; exit 1
+  fi
+}
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 build_minimal() {
   local img=genaicode-docker/sandbox-minimal:latest
   if present "$img"; then log "$img present"; return; fi
-  need_pkg busybox busybox-static
-  local bb; bb=$(command -v busybox)
-  file -L "$bb" 2>/dev/null | grep -q 'statically linked' || bb=/bin/busybox
+  # The image has no libc: only a statically linked busybox runs in it.
+  local bb; bb=$(command -v busybox || true)
+  if [ -z "$bb" ] || ! file -L "$bb" 2>/dev/null | grep -q 'statically linked'; then
+    [ "$(id -u)" = 0 ] || { log "a statically linked busybox is needed: install the Debian package busybox-static"; exit 1; }
+    log "installing busybox-static"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >/dev/null 2>&1 || {
+      apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >/dev/null; }
+    bb=/bin/busybox
+  fi
   local root=$work/minimal
   mkdir -p "$root"/{bin,etc,tmp,root,workspace,proc,sys,dev}
   chmod 1777 "$root/tmp"
@@ -51,6 +66,7 @@ build_minimal() {
     -c 'ENV PATH=/bin' -c 'WORKDIR /workspace' -c 'CMD ["/bin/sh"]' \
     -c 'LABEL org.opencontainers.image.title=genaicode-docker/sandbox-minimal' \
     - "$img" >/dev/null
+  check_runs "$img" /bin/sh -c 'ls / >/dev/null && sleep 0'
   log "$img built"
 }
 
@@ -70,6 +86,7 @@ build_python() {
     -c 'ENV LANG=C.UTF-8' -c 'WORKDIR /workspace' -c 'CMD ["/bin/bash"]' \
     -c 'LABEL org.opencontainers.image.title=genaicode-docker/sandbox-python' \
     - "$img" >/dev/null
+  check_runs "$img" /bin/bash -c 'python3 -c "import json, sqlite3" && curl --version >/dev/null'
   log "$img built"
 }
 
