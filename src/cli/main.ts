@@ -52,7 +52,7 @@ program
   .option('--json', 'print the result object as one line of JSON', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
   .action(async (argv: string[], o: { image?: string; timeoutMs?: number; network?: 'none' | 'bridge'; memory?: number; json: boolean }) => {
-    process.exitCode = await run(config(), argv, { ...o, ...(o.memory ? { memoryBytes: o.memory } : {}) }, out, err);
+    process.exitCode = await run(config(), argv, { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) }, out, err);
   });
 
 program

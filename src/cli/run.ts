@@ -24,7 +24,7 @@ export async function run(config: Config, argv: string[], options: RunOptions, o
     const start: StartOptions = {
       ...(options.image ? { image: options.image } : {}),
       ...(options.network ? { network: options.network } : {}),
-      ...(options.memoryBytes ? { memoryBytes: options.memoryBytes } : {}),
+      ...(options.memoryBytes !== undefined ? { memoryBytes: options.memoryBytes } : {}),
       signal: sigint.signal,
       onPullProgress: (p) => {
         if (!options.json && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);
@@ -34,7 +34,7 @@ export async function run(config: Config, argv: string[], options: RunOptions, o
     try {
       // A single argument is a shell command line; several are an argument vector.
       const command = argv.length === 1 ? argv[0]! : argv;
-      const result = await sandbox.exec(command, { ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), signal: sigint.signal });
+      const result = await sandbox.exec(command, { ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), signal: sigint.signal });
       out(options.json ? JSON.stringify(result) : formatExecResult(result));
       return result.exitCode;
     } finally {

@@ -71,7 +71,8 @@ export async function task(
       await sandbox.stop();
     }
   } catch (e) {
-    err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
+    if (options.json && isSandboxError(e)) out(JSON.stringify(e.toJSON()));
+    else err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
     return 125;
   } finally {
     sigint.dispose();

@@ -1,0 +1,56 @@
+/**
+ * The `genaicode-docker run` command as a person uses it (the built CLI, a real engine):
+ * exit codes, --json, and Ctrl-C cancelling the command rather than killing the CLI.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { listManaged, makeTempDir, removeTestDirs, requireEngine, waitFor } from '../support/engine.js';
+
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
+
+beforeAll(async () => {
+  await requireEngine();
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first with \`npx tsc -p tsconfig.build.json\`.`);
+});
+afterAll(() => removeTestDirs());
+
+function runCli(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: makeTempDir('gcd-cli-run-'), encoding: 'utf8', timeout: 60_000, env: { ...process.env, GENAICODE_DOCKER_CONFIRM_START: 'false' } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('exits with the command\'s exit code, 124 on timeout; --json prints the result object', () => {
+  const ok = runCli(['run', '--json', '--', 'echo hi; echo oops >&2; exit 3']);
+  expect(ok.status).toBe(3);
+  const r = JSON.parse(ok.stdout) as { exitCode: number; stdout: string; stderr: string; canceled: boolean };
+  expect(r).toMatchObject({ exitCode: 3, stdout: 'hi\n', stderr: 'oops\n', canceled: false });
+  expect(runCli(['run', '--timeout-ms', '1000', '--', 'sleep 30']).status).toBe(124);
+  const bad = runCli(['run', '--json', '--image', 'nope/never:1', '--', 'true']);
+  expect(bad.status).toBe(125);
+  expect(JSON.parse(bad.stdout)).toMatchObject({ code: 'IMAGE_NOT_ALLOWED' });
+}, 90_000);
+
+test('the first Ctrl-C cancels the command: its result is printed (canceled, 137) and no container is left', async () => {
+  const child = spawn(process.execPath, [CLI, 'run', '--json', '--', 'sleep 300'], { cwd: makeTempDir('gcd-cli-run-'), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const owner = { 'genaicode-docker.owner': `${hostname()}:${child.pid}` };
+  // Running once the sleep shows up in the container.
+  await waitFor('the command to run', async () => {
+    const [c] = await listManaged(owner);
+    if (!c) return undefined;
+    const top = spawnSync('docker', ['top', c.id], { encoding: 'utf8' });
+    return top.stdout.includes('sleep 300') ? true : undefined;
+  }, 30_000, 200);
+  child.kill('SIGINT');
+  expect(await exited).toBe(137);
+  expect(stderr).toContain('canceling');
+  expect(JSON.parse(stdout)).toMatchObject({ command: 'sleep 300', exitCode: 137, canceled: true, timedOut: false });
+  expect(await listManaged(owner)).toEqual([]);
+}, 90_000);
