@@ -358,7 +358,7 @@ async function benchTokens(sandbox) {
     return FAKE_SUMMARY;
   };
   log(`Summarizer: a FAKE stand-in for the lite model returning a fixed ${FAKE_SUMMARY.length}-character text (~${Math.round(FAKE_SUMMARY.length / 4)} tokens).`);
-  log('Counted: JSON of the function response (CommandAnswer without `bytes`, as handlers/docker.ts sends it) + the one-line user text.\n');
+  log('Counted: JSON of the function response (the CommandAnswer handlers/docker.ts sends) + the one-line user text.\n');
   for (const [file, path] of [['fake-pytest.sh', '/tmp/fake-pytest.sh'], ['server-log.sh', '/tmp/server-log.sh']]) {
     const text = readFileSync(join(here, 'fixtures', file), 'utf8');
     const w = await sandbox.exec(`cat > ${path} <<'GENAICODE_BENCH_EOF'\n${text}\nGENAICODE_BENCH_EOF`);

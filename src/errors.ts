@@ -43,10 +43,3 @@ export class SandboxError extends Error {
 export function isSandboxError(e: unknown): e is SandboxError {
   return e instanceof SandboxError;
 }
-
-/** Wraps anything thrown into a SandboxError, keeping SandboxErrors as they are. */
-export function toSandboxError(e: unknown, code: SandboxErrorCode, context: string): SandboxError {
-  if (e instanceof SandboxError) return e;
-  const message = e instanceof Error ? e.message : String(e);
-  return new SandboxError(code, `${context}: ${message}`, { cause: e });
-}

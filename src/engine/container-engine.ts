@@ -100,9 +100,6 @@ export interface ExecSession {
   done: Promise<{ exitCode: number | null }>;
   /** Stops reading the output (the process keeps running: the engine cannot kill it). */
   detach(): void;
-  /** Pauses the output (backpressure: the engine buffers, then the process blocks on write). */
-  pause(): void;
-  resume(): void;
 }
 
 export interface ContainerEngine {

@@ -302,8 +302,6 @@ export class DockerEngine implements ContainerEngine {
     return {
       done,
       detach: () => socket.destroy(),
-      pause: () => socket.pause(),
-      resume: () => socket.resume(),
     };
   }
 

@@ -20,7 +20,6 @@ export interface CommandAnswer {
   oomKilled?: true;
   pidsLimitHit?: true;
   reason?: string;
-  bytes: number;
 }
 
 /** Default: output up to this size (after capping) goes to the model verbatim. */
@@ -95,7 +94,6 @@ export async function buildCommandAnswer(
     ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
     ...(r.reason ? { reason: r.reason } : {}),
     logPath: r.logPath,
-    bytes: r.bytes.stdout + r.bytes.stderr,
   });
   if (Buffer.byteLength(output) <= threshold && !r.truncated) return answer(output, 'verbatim');
   // Binary output is already reduced to a one-line note: nothing to summarize.

@@ -65,8 +65,6 @@ export interface FakeExec {
   exitCode: number | null | undefined;
   /** Frames handed to onOutput so far (the pid marker included). */
   delivered: number;
-  pauses: number;
-  resumes: number;
 }
 
 export interface FakeContainer {
@@ -104,12 +102,6 @@ export interface FakeEngineOptions {
   helperScript?: (containerId: string, spec: ExecSpec, kind: 'kill-tree' | 'cgroup-counters') => ScriptedExec | undefined;
   /** Exit code an exec gets when the kill helper kills it. @default 137 */
   killExitCode?: number;
-  /**
-   * Overwrite each delivered frame buffer after onOutput returns, as an engine that
-   * reuses its read buffer may (the port says a chunk is valid only during the call).
-   * @default false
-   */
-  reuseBuffers?: boolean;
   /** Where the "engine" listens, as DockerEngine exposes it (the manager keeps its socket unmountable). */
   connection?: EngineConnection;
 }
@@ -169,7 +161,6 @@ export class FakeEngine implements ContainerEngine {
   private readonly pullable: (ref: string) => boolean;
   private readonly pullProgress: (ref: string) => PullProgress[];
   private readonly killExitCode: number;
-  private readonly reuseBuffers: boolean;
   private readonly failures = new Map<EngineMethod, Failure[]>();
   private readonly finishers = new Map<FakeExec, (exitCode: number | null, state: FakeExec['state']) => void>();
   private nextPid = 1000;
@@ -181,7 +172,6 @@ export class FakeEngine implements ContainerEngine {
     this.script = options.script ?? (() => ({ frames: [], exitCode: 0 }));
     this.helperScript = options.helperScript;
     this.killExitCode = options.killExitCode ?? 137;
-    this.reuseBuffers = options.reuseBuffers ?? false;
     this.connection = options.connection;
   }
 
@@ -389,7 +379,7 @@ export class FakeEngine implements ContainerEngine {
       throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running`, { data: { containerId } });
     }
     const kind = classify(spec);
-    const rec: FakeExec = { seq: this.execs.length + 1, containerId: c.id, spec, kind, pid: this.nextPid++, state: 'running', exitCode: undefined, delivered: 0, pauses: 0, resumes: 0 };
+    const rec: FakeExec = { seq: this.execs.length + 1, containerId: c.id, spec, kind, pid: this.nextPid++, state: 'running', exitCode: undefined, delivered: 0 };
     this.execs.push(rec);
 
     let scripted: ScriptedExec;
@@ -449,8 +439,6 @@ export class FakeEngine implements ContainerEngine {
   }
 
   private run(rec: FakeExec, frames: Array<[StreamId, Buffer]>, scripted: ScriptedExec, onOutput: (stream: StreamId, chunk: Buffer) => void): ExecSession {
-    let paused = false;
-    let wake: (() => void) | undefined;
     let resolveDone!: (v: { exitCode: number | null }) => void;
     const done = new Promise<{ exitCode: number | null }>((r) => {
       resolveDone = r;
@@ -460,7 +448,6 @@ export class FakeEngine implements ContainerEngine {
       rec.state = state;
       rec.exitCode = exitCode;
       this.finishers.delete(rec);
-      wake?.();
       resolveDone({ exitCode });
     };
     this.finishers.set(rec, finish);
@@ -469,17 +456,10 @@ export class FakeEngine implements ContainerEngine {
     void (async () => {
       for (const [i, [stream, payload]] of frames.entries()) {
         if (i % perTick === 0) await tick();
-        while (paused && rec.state === 'running') {
-          await new Promise<void>((r) => {
-            wake = r;
-          });
-          wake = undefined;
-        }
         if (rec.state !== 'running') return;
         const chunk = Buffer.from(payload);
         rec.delivered += 1;
         onOutput(stream, chunk);
-        if (this.reuseBuffers) chunk.fill(0x23); // '#': what a reused read buffer would hold next
       }
       await tick();
       if (!scripted.hangUntilKilled) finish(scripted.exitCode, 'exited');
@@ -488,15 +468,6 @@ export class FakeEngine implements ContainerEngine {
     return {
       done,
       detach: () => finish(null, 'detached'),
-      pause: () => {
-        rec.pauses += 1;
-        paused = true;
-      },
-      resume: () => {
-        rec.resumes += 1;
-        paused = false;
-        wake?.();
-      },
     };
   }
 }

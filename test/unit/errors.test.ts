@@ -1,4 +1,4 @@
-import { isSandboxError, SANDBOX_ERROR_CODES, SandboxError, toSandboxError } from '../../src/errors.js';
+import { isSandboxError, SANDBOX_ERROR_CODES, SandboxError } from '../../src/errors.js';
 
 describe('SandboxError', () => {
   test('toJSON is { error, code, ...data }', () => {
@@ -24,28 +24,5 @@ describe('SandboxError', () => {
     expect([...SANDBOX_ERROR_CODES].sort()).toEqual(
       ['ABORTED', 'CONTAINER_NOT_FOUND', 'CONTAINER_START_FAILED', 'ENGINE_ERROR', 'ENGINE_UNAVAILABLE', 'EXEC_FAILED', 'IMAGE_NOT_ALLOWED', 'IMAGE_NOT_FOUND', 'INVALID_ARGUMENT', 'INVALID_CONFIG', 'POLICY_VIOLATION'].sort(),
     );
-  });
-});
-
-describe('toSandboxError', () => {
-  test('keeps a SandboxError as it is (same object, same code)', () => {
-    const e = new SandboxError('IMAGE_NOT_ALLOWED', 'no');
-    expect(toSandboxError(e, 'ENGINE_ERROR', 'ctx')).toBe(e);
-    expect(toSandboxError(e, 'ENGINE_ERROR', 'ctx').code).toBe('IMAGE_NOT_ALLOWED');
-  });
-
-  test('wraps an Error with the context and keeps it as cause', () => {
-    const cause = new Error('socket hang up');
-    const e = toSandboxError(cause, 'ENGINE_ERROR', 'List containers');
-    expect(e).toBeInstanceOf(SandboxError);
-    expect(e.code).toBe('ENGINE_ERROR');
-    expect(e.message).toBe('List containers: socket hang up');
-    expect(e.cause).toBe(cause);
-  });
-
-  test('wraps a non-Error value', () => {
-    const e = toSandboxError('plain string', 'EXEC_FAILED', 'Run');
-    expect(e.message).toBe('Run: plain string');
-    expect(e.code).toBe('EXEC_FAILED');
   });
 });

@@ -122,8 +122,7 @@ export function createDockerActionHandlers(runtime: PluginRuntime): Record<'star
         summarizer: liteModelSummarizer(props.generateContentFn, host.liteModel, props.options),
         ...(signal ? { signal } : {}),
       });
-      const { bytes: _bytes, ...forModel } = answer;
-      return actionResult(message, got.call, forModel, commandUserText(sandbox.name, cmd, result, runtime.config().projectRoot));
+      return actionResult(message, got.call, answer, commandUserText(sandbox.name, cmd, result, runtime.config().projectRoot));
     });
 
   const stopContainer: ActionHandler = (props) =>
