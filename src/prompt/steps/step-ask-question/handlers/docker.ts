@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import { z } from 'zod';
+import type { Config } from '../../../../config.js';
 import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-types.js';
 import { buildCommandAnswer } from '../../../../output/command-answer.js';
 import { SandboxError } from '../../../../errors.js';
@@ -25,7 +26,8 @@ export const START_CONTAINER_DEF: FunctionDef = {
   },
 };
 
-export const RUN_COMMAND_DEF: FunctionDef = {
+/** The runCommand definition, with the configured default timeout. */
+export const runCommandDef = (config: Config): FunctionDef => ({
   name: 'runCommand',
   description: 'Run one shell command (sh -c) in a container started with startContainer.',
   parameters: {
@@ -33,11 +35,11 @@ export const RUN_COMMAND_DEF: FunctionDef = {
     properties: {
       containerId: { type: 'string', description: 'id or name returned by startContainer' },
       cmd: { type: 'string', description: 'shell command line' },
-      timeoutMs: { type: 'number', description: 'optional timeout in milliseconds (default 60000)' },
+      timeoutMs: { type: 'number', description: `optional timeout in milliseconds (default ${config.exec.timeoutMs}, at most ${MAX_COMMAND_TIMEOUT_MS})` },
     },
     required: ['containerId', 'cmd'],
   },
-};
+});
 
 export const STOP_CONTAINER_DEF: FunctionDef = {
   name: 'stopContainer',
@@ -107,7 +109,7 @@ export function createDockerActionHandlers(runtime: PluginRuntime): Record<'star
     guarded(props, 'runCommand', async (step) => {
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
-      const got = await requestArgs(props, RUN_COMMAND_DEF, RunCommandArgs, host.cheapModel);
+      const got = await requestArgs(props, runCommandDef(runtime.config()), RunCommandArgs, host.cheapModel);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
       step.call = got.call;
       const { containerId, cmd, timeoutMs } = got.args;

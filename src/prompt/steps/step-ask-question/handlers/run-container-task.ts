@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Config } from '../../../../config.js';
 import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-types.js';
 import type { PluginRuntime } from '../../../../plugin-runtime.js';
 import { runTask } from '../../../../task/task-loop.js';
@@ -7,7 +8,8 @@ import { actionResult, guarded } from './action-answer.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionCall, requestArgs } from './structured-args.js';
 
-export const RUN_CONTAINER_TASK_DEF: FunctionDef = {
+/** The runContainerTask definition, with the configured working directory and command limit. */
+export const runContainerTaskDef = (config: Config): FunctionDef => ({
   name: 'runContainerTask',
   description: 'Run a multi-step command-line task in a fresh sandboxed container; an inner loop runs commands until it is done.',
   parameters: {
@@ -15,12 +17,12 @@ export const RUN_CONTAINER_TASK_DEF: FunctionDef = {
     properties: {
       image: { type: 'string', description: 'Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.' },
       taskDescription: { type: 'string', description: 'A clear, step-by-step natural-language description of the whole task and how to tell it is done.' },
-      workingDir: { type: 'string', description: 'optional absolute working directory in the container (default /workspace)' },
-      maxCommands: { type: 'number', description: 'optional limit on commands (default 25)' },
+      workingDir: { type: 'string', description: `optional absolute working directory in the container (default ${config.workdir})` },
+      maxCommands: { type: 'number', description: `optional lower limit on commands (default and maximum ${config.task.maxCommands})` },
     },
     required: ['image', 'taskDescription'],
   },
-};
+});
 
 export const RunContainerTaskArgs = z.object({
   image: z.string().trim().min(1, 'image is required'),
@@ -38,7 +40,7 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
     guarded(props, 'runContainerTask', async (step) => {
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
-      const got = await requestArgs(props, RUN_CONTAINER_TASK_DEF, RunContainerTaskArgs, host.cheapModel);
+      const got = await requestArgs(props, runContainerTaskDef(runtime.config()), RunContainerTaskArgs, host.cheapModel);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
       step.call = got.call;
       const { image, taskDescription, workingDir, maxCommands } = got.args;
