@@ -38,6 +38,11 @@ export function parseByteSize(value: string | number): number | undefined {
   return unit === undefined ? undefined : Math.floor(Number(m[1]) * unit);
 }
 
+function sizeText(n: number): string {
+  for (const [unit, size] of [['g', 1024 ** 3], ['m', 1024 ** 2], ['k', 1024]] as const) if (n >= size && n % size === 0) return `${n / size}${unit}`;
+  return `${n} bytes`;
+}
+
 const byteSize = (min: number, max: number) =>
   z.union([z.number(), z.string()]).transform((v, ctx) => {
     const n = parseByteSize(v);
@@ -46,7 +51,7 @@ const byteSize = (min: number, max: number) =>
       return z.NEVER;
     }
     if (n < min || n > max) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected between ${min} and ${max} bytes, got ${n}` });
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected between ${sizeText(min)} and ${sizeText(max)}, got ${JSON.stringify(v)}` });
       return z.NEVER;
     }
     return n;
@@ -253,8 +258,15 @@ function readConfigFile(path: string): Record<string, unknown> {
   }
 }
 
+/** The variable that sets a config path, so an error from the environment names what the user set. */
+function envVarFor(path: ReadonlyArray<string | number>): string | undefined {
+  const key = Object.entries(ENV_KEYS).find(([, spec]) => spec.path.length > 0 && spec.path.join('.') === path.join('.'))?.[0];
+  return key ? ENV_PREFIX + key : undefined;
+}
+
 function formatIssue(issue: z.ZodIssue, source: string): string {
-  const field = issue.path.join('.') || '(top level)';
+  const variable = source === 'environment' ? envVarFor(issue.path) : undefined;
+  const field = variable ?? (issue.path.join('.') || '(top level)');
   if (issue.code === 'unrecognized_keys') {
     return `${source}: unknown field ${issue.keys.map((k) => [...issue.path, k].join('.')).join(', ')}`;
   }

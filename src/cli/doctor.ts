@@ -1,8 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { isSandboxError } from '../errors.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { formatBytes } from './format.js';
+
+const BUILD_OFFLINE_SCRIPT = fileURLToPath(new URL('../../docker/build-offline.sh', import.meta.url));
 
 export const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
 
@@ -21,7 +24,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
   for (const image of images) {
     const present = await engine.hasImage(image);
     if (!present && image === config.images.default && !config.images.pull) problems++;
-    out(`image        ${present ? 'present' : 'missing'}: ${image}${present ? '' : image.startsWith('genaicode-docker/') ? ' (build: docker/build-offline.sh, or docker build docker/<name>)' : ' (pulled on first use)'}`);
+    out(`image        ${present ? 'present' : 'missing'}: ${image}${present ? '' : image.startsWith('genaicode-docker/') ? ` (build: bash ${BUILD_OFFLINE_SCRIPT}, or docker build -t ${image} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : ' (pulled on first use)'}`);
   }
   out(`limits       memory ${formatBytes(config.limits.memory)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`);
   out(`lifetime     containers expire after ${config.ttlSeconds} s; commands time out after ${config.exec.timeoutMs} ms`);

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SandboxError } from '../errors.js';
 
 export const DEFAULT_SOCKET_PATH = '/var/run/docker.sock';
@@ -59,11 +60,14 @@ export function resolveConnection(settings: ConnectionSettings, env: NodeJS.Proc
     : { kind: 'tcp', host: hostname, port, protocol: 'http', endpoint: host };
 }
 
+/** This package's engine set-up script (scripts/ensure-engine.sh), wherever the package is installed. */
+export const ENSURE_ENGINE_SCRIPT = fileURLToPath(new URL('../../scripts/ensure-engine.sh', import.meta.url));
+
 /** The sentence a person (or model) reads when no engine answers. */
 export function engineUnavailableMessage(endpoint: string, reason: string): string {
   return (
     `No container engine answers at ${endpoint} (${reason}). ` +
-    'Start one: `sudo systemctl start docker`, or as root on Debian `bash scripts/ensure-engine.sh` from the genaicode-docker package; ' +
+    `Start one: \`sudo systemctl start docker\`, or as root on Debian \`bash ${ENSURE_ENGINE_SCRIPT}\`; ` +
     'or point DOCKER_HOST at a running engine (Podman: `podman system service --time=0 unix:///run/podman/podman.sock &` then DOCKER_HOST=unix:///run/podman/podman.sock).'
   );
 }
