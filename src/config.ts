@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { SandboxError } from './errors.js';
+import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from './output/command-answer.js';
 import { checkConfigInvariants } from './sandbox/policy.js';
 
 /** Images the model may start when no allowlist is configured (glob patterns). */
@@ -19,6 +20,15 @@ export const DEFAULT_ALLOWED_IMAGES = [
 ] as const;
 
 export const DEFAULT_IMAGE = 'genaicode-docker/sandbox-minimal:latest';
+
+/** Bounds of the limits, shared by the schema and by the checks of start and exec options. */
+export const BOUNDS = {
+  memoryBytes: { min: 8 * 1024 ** 2, max: 64 * 1024 ** 3 },
+  cpus: { min: 0.05, max: 64 },
+  pids: { min: 8, max: 65536 },
+  ttlSeconds: { min: 10, max: 7 * 24 * 3600 },
+  timeoutMs: { min: 100, max: 24 * 3600 * 1000 },
+} as const;
 export const CONFIG_FILE_NAME = '.genaicode-docker.json';
 export const ENV_PREFIX = 'GENAICODE_DOCKER_';
 
@@ -86,11 +96,11 @@ export const ConfigSchema = z.object({
   }).strict().default({}),
   limits: z.object({
     /** Memory limit (swap included). @default 512m */
-    memory: byteSize(8 * 1024 ** 2, 64 * 1024 ** 3).default('512m'),
+    memory: byteSize(BOUNDS.memoryBytes.min, BOUNDS.memoryBytes.max).default('512m'),
     /** CPUs. @default 1 */
-    cpus: z.number().min(0.05).max(64).default(1),
+    cpus: z.number().min(BOUNDS.cpus.min).max(BOUNDS.cpus.max).default(1),
     /** Maximum number of processes. @default 256 */
-    pids: z.number().int().min(8).max(65536).default(256),
+    pids: z.number().int().min(BOUNDS.pids.min).max(BOUNDS.pids.max).default(256),
   }).strict().default({}),
   /** Network of new containers: 'none' (loopback only) or 'bridge'. @default none */
   network: z.enum(['none', 'bridge']).default('none'),
@@ -107,10 +117,10 @@ export const ConfigSchema = z.object({
   /** Host paths that may be mounted into containers (nothing else may be). @default [] */
   mountAllow: z.array(MountAllow).default([]),
   /** Lifetime of a container: its keep-alive process ends by itself after this. @default 7200 */
-  ttlSeconds: z.number().int().min(10).max(7 * 24 * 3600).default(7200),
+  ttlSeconds: z.number().int().min(BOUNDS.ttlSeconds.min).max(BOUNDS.ttlSeconds.max).default(7200),
   exec: z.object({
     /** Default per-command timeout. @default 60000 */
-    timeoutMs: z.number().int().min(100).max(24 * 3600 * 1000).default(60_000),
+    timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(BOUNDS.timeoutMs.max).default(60_000),
     /** Bytes of each stream kept for the answer (head + tail); the log keeps all. @default 16384 */
     maxBytes: z.number().int().min(256).max(16 * 1024 ** 2).default(16 * 1024),
     /** Lines of each stream kept for the answer (head + tail). @default 500 */
@@ -128,7 +138,7 @@ export const ConfigSchema = z.object({
     /** Ask the user before a container starts. @default true */
     confirmStart: z.boolean().default(true),
     /** Output up to this many bytes (after capping) goes to the model verbatim. @default 2048 */
-    summaryThresholdBytes: z.number().int().min(0).max(1024 ** 2).default(2048),
+    summaryThresholdBytes: z.number().int().min(0).max(1024 ** 2).default(DEFAULT_SUMMARY_THRESHOLD_BYTES),
   }).strict().default({}),
   task: z.object({
     /** Commands the inner loop may run. @default 25 */

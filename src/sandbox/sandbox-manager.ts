@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import { BOUNDS, type Config } from '../config.js';
 import type { ContainerEngine, PullProgress, TmpfsMount } from '../engine/container-engine.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { SandboxError } from '../errors.js';
@@ -117,10 +117,10 @@ export class SandboxManager {
     if (options.network !== undefined && options.network !== 'none' && options.network !== 'bridge') {
       throw new SandboxError('INVALID_ARGUMENT', `network must be "none" or "bridge", got ${JSON.stringify(options.network)}.`);
     }
-    bounded('memoryBytes', options.memoryBytes, 8 * 1024 ** 2, 64 * 1024 ** 3);
-    bounded('cpus', options.cpus, 0.05, 64, false);
-    bounded('pids', options.pids, 8, 65536);
-    bounded('ttlSeconds', options.ttlSeconds, 10, 7 * 24 * 3600);
+    bounded('memoryBytes', options.memoryBytes, BOUNDS.memoryBytes.min, BOUNDS.memoryBytes.max);
+    bounded('cpus', options.cpus, BOUNDS.cpus.min, BOUNDS.cpus.max, false);
+    bounded('pids', options.pids, BOUNDS.pids.min, BOUNDS.pids.max);
+    bounded('ttlSeconds', options.ttlSeconds, BOUNDS.ttlSeconds.min, BOUNDS.ttlSeconds.max);
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, this.engineSocketPath());
     const workdir = options.workdir ?? c.workdir;
     if (!workdir.startsWith('/')) throw new SandboxError('INVALID_ARGUMENT', `workdir must be absolute, got ${JSON.stringify(workdir)}.`);

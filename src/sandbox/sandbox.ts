@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { BOUNDS } from '../config.js';
 import type { ContainerEngine, ExecSession, StreamId } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
 import type { LogSink, LogStore } from '../output/log-store.js';
@@ -12,7 +13,7 @@ export const CANCELED_EXIT_CODE = 137;
 export const EXEC_MARK_VAR = 'GENAICODE_DOCKER_EXEC';
 /** How long a killed command's output may take to close before we stop reading it. */
 const KILL_DRAIN_MS = 5_000;
-const MAX_TIMEOUT_MS = 24 * 3600 * 1000;
+const MAX_TIMEOUT_MS = BOUNDS.timeoutMs.max;
 
 export interface SandboxInfo {
   id: string;
