@@ -21,13 +21,21 @@ const BEFORE = `${READ_COUNTERS}; c; printf "\\036%s:%s:%s\\036" "$$" "$o" "$p" 
 
 /**
  * After the command: anything it left running in its process group (`cmd &` without
- * setsid) is sent SIGTERM, so a finished command leaves no stray processes behind (a
+ * setsid) is stopped, so a finished command leaves no stray processes behind (a
  * backgrounded child would otherwise keep the output open, a fork bomb the process limit
- * exhausted); the wrapper ignores the signal itself. Then the trailer
+ * exhausted). SIGTERM to the group first (the wrapper ignores it), then, while members are
+ * left, SIGTERM and finally SIGKILL to each, until /proc shows none: when the result comes
+ * back, they are gone. With nothing left over this is one scan of /proc. Then the trailer
  * `\x1e<oom kills>:<refused forks>\x1e` on stderr, and the command's exit status.
  * Daemons started with setsid are left alone on purpose.
  */
-const AFTER = `rc=$?; trap "" TERM; kill -s TERM 0 2>/dev/null; c; printf "\\036%s:%s\\036" "$o" "$p" >&2; exit $rc`;
+const AFTER =
+  'rc=$?; trap "" TERM; kill -s TERM 0 2>/dev/null; n=0; ' +
+  'while [ $n -lt 40 ]; do l=""; ' +
+  'for d in /proc/[0-9]*; do q=${d#/proc/}; [ "$q" = "$$" ] && continue; s=""; { read -r s < "$d/stat"; } 2>/dev/null || continue; ' +
+  's=${s##*) }; set -- $s; [ "$3" = "$$" ] && [ "$1" != Z ] && l="$l $q"; done; ' +
+  '[ -z "$l" ] && break; n=$((n+1)); if [ $n -gt 20 ]; then kill -s KILL $l 2>/dev/null; else kill -s TERM $l 2>/dev/null; fi; done; ' +
+  'c; printf "\\036%s:%s\\036" "$o" "$p" >&2; exit $rc';
 
 /**
  * Wraps a command between the header and the trailer. The wrapper's process id is also
