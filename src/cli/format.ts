@@ -1,3 +1,4 @@
+import { isSandboxError } from '../errors.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
 
 /** One result as a person reads it at a terminal. */
@@ -30,4 +31,14 @@ export function formatBytes(n: number): string {
     u++;
   }
   return `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[u]}`;
+}
+
+/** Exit code of `run` and `task` when the sandbox could not run (as `docker run` uses it). */
+export const SANDBOX_FAILED_EXIT_CODE = 125;
+
+/** A failure of `run` or `task`: the structured error on stdout with --json, else a sentence on stderr. */
+export function reportFailure(e: unknown, json: boolean, out: (line: string) => void, err: (line: string) => void): number {
+  if (json && isSandboxError(e)) out(JSON.stringify(e.toJSON()));
+  else err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
+  return SANDBOX_FAILED_EXIT_CODE;
 }

@@ -1,8 +1,7 @@
 import type { Config } from '../config.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
-import { isSandboxError } from '../errors.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
-import { formatExecResult } from './format.js';
+import { formatExecResult, reportFailure } from './format.js';
 
 export interface RunOptions {
   image?: string;
@@ -41,9 +40,7 @@ export async function run(config: Config, argv: string[], options: RunOptions, o
       await sandbox.stop();
     }
   } catch (e) {
-    if (options.json && isSandboxError(e)) out(JSON.stringify(e.toJSON()));
-    else err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
-    return 125;
+    return reportFailure(e, options.json, out, err);
   } finally {
     sigint.dispose();
     await manager.stopAll();

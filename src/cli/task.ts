@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
-import { isSandboxError } from '../errors.js';
+import { reportFailure } from './format.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { GeminiTaskModel } from '../task/gemini-model.js';
 import { runTask } from '../task/task-loop.js';
@@ -71,9 +71,7 @@ export async function task(
       await sandbox.stop();
     }
   } catch (e) {
-    if (options.json && isSandboxError(e)) out(JSON.stringify(e.toJSON()));
-    else err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
-    return 125;
+    return reportFailure(e, options.json, out, err);
   } finally {
     sigint.dispose();
     await manager.stopAll();
