@@ -3,7 +3,7 @@ import type { ExecResult } from '../sandbox/exec-types.js';
 /** Summarizes long command output; a lite model in GenAIcode. May throw: the answer then falls back. */
 export type OutputSummarizer = (input: { command: string; exitCode: number; output: string; reason?: string }, signal?: AbortSignal) => Promise<string>;
 
-/** The compact answer the main model receives for one command (seed 001's runCommand output). */
+/** The compact answer the main model receives for one command (runCommand's output). */
 export interface CommandAnswer {
   exitCode: number;
   /** The output itself when short; else a summary. */

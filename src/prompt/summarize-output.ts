@@ -14,7 +14,7 @@ export const SUMMARIZE_OUTPUT_DEF: FunctionDef = {
 
 const SummaryArgs = z.object({ summary: z.string().min(1) });
 
-/** Seed 001's summarizer prompt, with the command and its exit as context. */
+/** The summarizer prompt (~200 tokens asked), with the command and its exit as context. */
 export function summarizePrompt(input: { command: string; exitCode: number; output: string; reason?: string }): string {
   return (
     `Command: ${input.command}\nExit code: ${input.exitCode}${input.reason ? ` (${input.reason})` : ''}\n\n` +

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 
 /**
- * Our section of GenAIcode's system prompt (seed 001 section 7, seed 000 section 7).
+ * Our section of GenAIcode's system prompt: what the Docker actions are and how to use them.
  * GenAIcode caps its system prompt and its own part uses most of it: keep this short.
  */
 export function dockerSystemPrompt(config: Config | undefined, actions: { task: boolean }): string {

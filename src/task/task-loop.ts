@@ -54,7 +54,7 @@ export interface TaskResult {
 
 export const STEP_SYSTEM_PROMPT = 'You are an expert system operator inside a Docker container.';
 
-/** Seed 000's inner-loop prompt, with its TASK_COMPLETE / TASK_FAILED as function calls. */
+/** The inner-loop prompt; finishing and giving up are function calls (taskComplete / taskFailed), not magic words. */
 export function stepPrompt(o: { taskDescription: string; environment: string; history: string; commandsLeft: number; secondsLeft: number; note?: string }): string {
   return [
     'Based on the overall task and the history of commands executed so far, determine the single next shell command to run (call nextCommand).',
@@ -75,7 +75,7 @@ export function stepPrompt(o: { taskDescription: string; environment: string; hi
   ].join('\n');
 }
 
-/** Seed 000 section 6's summary prompt. */
+/** The final summary prompt (for the capable model). */
 export function summaryPrompt(taskDescription: string, fullLog: string, outcome?: string): string {
   return [
     'Based on the following task description and the full command log, provide a concise summary of the outcome.',

@@ -2,7 +2,7 @@ import type { ActionHandlerProps, ActionResult, FunctionCall } from '../../../..
 import { actionCall } from './structured-args.js';
 import { isSandboxError } from '../../../../errors.js';
 
-/** The structured error a model receives (seed 001 section 8): it never throws out of a handler. */
+/** The structured error a model receives, `{ error, code }`: nothing throws out of a handler. */
 export interface ErrorAnswer {
   error: string;
   code: string;
