@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Token benchmark of the runContainerTask inner loop (seed 000, "Token Management"): are the
+ * Token benchmark of the runContainerTask inner loop: are the
  * cheap model's step requests bounded once the history is long?
  *
  * Runs the real `runTask` (dist/task/task-loop.js) in a real sandbox (the python image,

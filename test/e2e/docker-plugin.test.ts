@@ -415,7 +415,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       const stopped = actionAnswer(run, 5);
       expect(stopped.value).toMatchObject({ status: 'removed', name: MAIN });
 
-      // The summary request: exactly once, for the long output, seed 001's prompt, a capped payload.
+      // The summary request: exactly once, for the long output, the summarizer prompt, a capped payload.
       const summaryCalls = run.calls.filter((c) => c.functionDefNames.includes('summarizeOutput'));
       expect(summaryCalls).toHaveLength(1);
       const summaryPrompt = promptText(summaryCalls[0]!);

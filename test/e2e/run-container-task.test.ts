@@ -7,7 +7,7 @@
  * asks the (scripted) cheap model for one step at a time with exactly three functions
  * (nextCommand / taskComplete / taskFailed), runs each command in the container, and asks
  * the default model for the final summary (taskSummary). What each of those calls was
- * shown is asserted against seed 000 (sections 5.2 and 6); the answer the main model reads
+ * shown is asserted against the inner-loop and summary prompts; the answer the main model reads
  * is the function response in the next askQuestion call's prompt.
  *
  * Scenarios (one genaicode child each, all started together in beforeAll):
@@ -50,7 +50,7 @@ const HOST = os.hostname();
 const CHILD_TIMEOUT_MS = 150_000;
 const TEST_TIMEOUT_MS = 180_000;
 
-// Seed 000 (docs: /work/shared/seeds/000_57ad2170eb955f7c.txt), section 5.2: the inner loop's prompt.
+// The inner loop's prompt.
 const SEED_STEP_SYSTEM = 'You are an expert system operator inside a Docker container';
 const SEED_STEP_INSTRUCTION = 'determine the single next shell command to run';
 const SEED_STEP_HEADINGS = ['Overall Task:', 'Command History (stdout/stderr):', 'Next command:'];
@@ -300,7 +300,7 @@ describe('plugin:runContainerTask in genaicode 0.9.5 (scripted model, real engin
       const asks = askQuestionCalls(run);
       expect(asks).toHaveLength(2);
 
-      // The system prompt of the very first call carries the runContainerTask guidance (seed 000 section 7).
+      // The system prompt of the very first call carries the runContainerTask guidance.
       const system = getSystemPrompt(run.calls[0]!) ?? '';
       expect(system).toContain('## Docker sandbox (genaicode-docker)');
       expect(system).toContain('plugin:runContainerTask');
@@ -326,7 +326,7 @@ describe('plugin:runContainerTask in genaicode 0.9.5 (scripted model, real engin
       expect(starts[0]?.prompt).toContain(`from ${PYTHON_IMAGE}`);
       expect(starts[0]?.response.confirmed).toBe(true);
 
-      // Each step: a standalone prompt (system + user), seed 000's text, the task.
+      // Each step: a standalone prompt (system + user), the inner-loop prompt's text, the task.
       const steps = turn.slice(1, 5);
       for (const [i, call] of steps.entries()) {
         expect(call.prompt.map((p) => p.type)).toEqual(['systemPrompt', 'user']);
@@ -355,7 +355,7 @@ describe('plugin:runContainerTask in genaicode 0.9.5 (scripted model, real engin
       expect(recovered).toMatch(exitMark(0));
       expect(afterLast(s4, CMD_FAIL)).toMatch(exitMark(2));
 
-      // The summary request: seed 000 section 6 on the default tier, with the whole log.
+      // The summary request: the summary prompt on the default tier, with the whole log.
       const summaryCall = turn[5]!;
       const summaryText = userText(summaryCall);
       for (const line of SEED_SUMMARY_LINES) expect(summaryText).toContain(line);

@@ -1,5 +1,5 @@
 /**
- * runTask, the runContainerTask inner loop (seed 000 section 5.2), against a real engine
+ * runTask, the runContainerTask inner loop, against a real engine
  * (busybox sandbox) with a scripted model: success, recovery from a failing command,
  * taskFailed, each limit (commands, wall clock), invalid model answers, a failing summary
  * call, abort, the task log, and the bounded size of each step prompt.
@@ -111,7 +111,7 @@ async function run(
 // ---------------------------------------------------------------------------------------
 
 describe('the loop ends as the model says', () => {
-  test('success: two commands, taskComplete, then one summary call (seed 000 section 6) whose answer is the summary', async () => {
+  test('success: two commands, taskComplete, then one summary call (the summary prompt) whose answer is the summary', async () => {
     const file = `greeting-${uid()}.txt`;
     const model = new ScriptedModel(
       [cmd(`echo hello > ${file}`, 'create the file'), cmd(`cat ${file}`, 'check it'), complete('the file holds hello')],

@@ -22,7 +22,7 @@
  * HOST FACTS CONFIRMED against node_modules/genaicode/dist (genaicode 0.9.5), and relied on here:
  *
  * - Options: runCodegenIteration(options, abortSignal?, waitIfPaused?) in main/codegen.js takes
- *   CodegenOptions (main/codegen-types.d.ts). The names in the brief exist as given:
+ *   CodegenOptions (main/codegen-types.d.ts). The option names used here exist as given:
  *   aiService, askQuestion, interactive, disableContextOptimization, historyEnabled,
  *   conversationSummaryEnabled, explicitPrompt. The ask-question loop runs when
  *   `askQuestion !== false && (interactive || ui)` (prompt/prompt-service.js).
