@@ -7,9 +7,8 @@ import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../../plugin-runtime.js';
 import type { ExecResult } from '../../../../sandbox/exec-types.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
-import { actionResult, guarded } from './action-answer.js';
 import { confirmAndStart } from './confirm-and-start.js';
-import { actionCall, requestArgs } from './structured-args.js';
+import { defineAction } from './define-action.js';
 
 const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
 
@@ -89,56 +88,38 @@ function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxEr
 }
 
 export function createDockerActionHandlers(runtime: PluginRuntime): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
-  const startContainer: ActionHandler = (props) =>
-    guarded(props, 'startContainer', async (step) => {
-      const host = await runtime.host();
-      const message = actionCall(props).args?.message ?? '';
-      const got = await requestArgs(props, START_CONTAINER_DEF, StartContainerArgs, host.cheapModel);
-      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
-      step.call = got.call;
-      const { image, name } = got.args;
-      await props.waitIfPaused();
-      const started = await confirmAndStart(runtime, host, props.options, { image, ...(name ? { name } : {}), purpose: 'to run commands in' });
-      if (!started.ok) return actionResult(message, got.call, started.answer, started.answer.error, true);
-      const sandbox = started.sandbox;
-      const answer = { id: sandbox.id.slice(0, 12), name: sandbox.name, status: 'running', image, expiresAt: sandbox.info.expiresAt.toISOString() };
-      return actionResult(message, got.call, answer, `Started container ${sandbox.name} from ${image}.`);
-    });
+  const startContainer = defineAction(runtime, 'startContainer', () => START_CONTAINER_DEF, StartContainerArgs, async ({ args, host, props, reply }) => {
+    const { image, name } = args;
+    await props.waitIfPaused();
+    const started = await confirmAndStart(runtime, host, props.options, { image, ...(name ? { name } : {}), purpose: 'to run commands in' });
+    if (!started.ok) return reply(started.answer, started.answer.error, true);
+    const sandbox = started.sandbox;
+    const answer = { id: sandbox.id.slice(0, 12), name: sandbox.name, status: 'running', image, expiresAt: sandbox.info.expiresAt.toISOString() };
+    return reply(answer, `Started container ${sandbox.name} from ${image}.`);
+  });
 
-  const runCommand: ActionHandler = (props) =>
-    guarded(props, 'runCommand', async (step) => {
-      const host = await runtime.host();
-      const message = actionCall(props).args?.message ?? '';
-      const got = await requestArgs(props, runCommandDef(runtime.config()), RunCommandArgs, host.cheapModel);
-      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
-      step.call = got.call;
-      const { containerId, cmd, timeoutMs } = got.args;
-      const sandbox = runtime.manager().get(containerId);
-      if (!sandbox) throw noSuchContainer(runtime, containerId);
-      await props.waitIfPaused();
-      const signal = host.abortSignal();
-      const result = await sandbox.exec(cmd, { ...(timeoutMs ? { timeoutMs } : {}), ...(signal ? { signal } : {}) });
-      await props.waitIfPaused();
-      const answer = await buildCommandAnswer(result, {
-        thresholdBytes: runtime.config().plugin.summaryThresholdBytes,
-        summarizer: liteModelSummarizer(props.generateContentFn, host.liteModel, props.options),
-        ...(signal ? { signal } : {}),
-      });
-      return actionResult(message, got.call, answer, commandUserText(sandbox.name, cmd, result, runtime.config().projectRoot));
+  const runCommand = defineAction(runtime, 'runCommand', runCommandDef, RunCommandArgs, async ({ args, host, props, reply }) => {
+    const { containerId, cmd, timeoutMs } = args;
+    const sandbox = runtime.manager().get(containerId);
+    if (!sandbox) throw noSuchContainer(runtime, containerId);
+    await props.waitIfPaused();
+    const signal = host.abortSignal();
+    const result = await sandbox.exec(cmd, { ...(timeoutMs ? { timeoutMs } : {}), ...(signal ? { signal } : {}) });
+    await props.waitIfPaused();
+    const answer = await buildCommandAnswer(result, {
+      thresholdBytes: runtime.config().plugin.summaryThresholdBytes,
+      summarizer: liteModelSummarizer(props.generateContentFn, host.liteModel, props.options),
+      ...(signal ? { signal } : {}),
     });
+    return reply(answer, commandUserText(sandbox.name, cmd, result, runtime.config().projectRoot));
+  });
 
-  const stopContainer: ActionHandler = (props) =>
-    guarded(props, 'stopContainer', async (step) => {
-      const host = await runtime.host();
-      const message = actionCall(props).args?.message ?? '';
-      const got = await requestArgs(props, STOP_CONTAINER_DEF, StopContainerArgs, host.cheapModel);
-      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
-      step.call = got.call;
-      const sandbox = runtime.manager().get(got.args.containerId);
-      if (!sandbox) throw noSuchContainer(runtime, got.args.containerId);
-      await sandbox.stop();
-      return actionResult(message, got.call, { status: 'removed', name: sandbox.name }, `Stopped and removed container ${sandbox.name}.`);
-    });
+  const stopContainer = defineAction(runtime, 'stopContainer', () => STOP_CONTAINER_DEF, StopContainerArgs, async ({ args, reply }) => {
+    const sandbox = runtime.manager().get(args.containerId);
+    if (!sandbox) throw noSuchContainer(runtime, args.containerId);
+    await sandbox.stop();
+    return reply({ status: 'removed', name: sandbox.name }, `Stopped and removed container ${sandbox.name}.`);
+  });
 
   return {
     startContainer: { handler: startContainer, description: DOCKER_ACTION_DESCRIPTIONS.startContainer },

@@ -4,9 +4,8 @@ import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-type
 import type { PluginRuntime } from '../../../../plugin-runtime.js';
 import { runTask } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
-import { actionResult, guarded } from './action-answer.js';
 import { confirmAndStart } from './confirm-and-start.js';
-import { actionCall, requestArgs } from './structured-args.js';
+import { defineAction } from './define-action.js';
 
 /** The runContainerTask definition, with the configured working directory and command limit. */
 export const runContainerTaskDef = (config: Config): FunctionDef => ({
@@ -36,49 +35,43 @@ export const RUN_CONTAINER_TASK_DESCRIPTION =
   'Starts the container, runs commands until done, cleans up. Returns { success, summary, logPath, commandsRun }.';
 
 export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler: ActionHandler; description: string } {
-  const handler: ActionHandler = (props) =>
-    guarded(props, 'runContainerTask', async (step) => {
-      const host = await runtime.host();
-      const message = actionCall(props).args?.message ?? '';
-      const got = await requestArgs(props, runContainerTaskDef(runtime.config()), RunContainerTaskArgs, host.cheapModel);
-      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
-      step.call = got.call;
-      const { image, taskDescription, workingDir, maxCommands } = got.args;
-      const config = runtime.config();
-      await props.waitIfPaused();
-      const started = await confirmAndStart(runtime, host, props.options, {
-        image,
-        network: config.task.network,
-        ...(workingDir ? { workdir: workingDir } : {}),
-        purpose: 'for a multi-step task',
-      });
-      if (!started.ok) return actionResult(message, got.call, started.answer, started.answer.error, true);
-      const sandbox = started.sandbox;
-      try {
-        const signal = host.abortSignal();
-        host.systemMessage(`runContainerTask: running in ${sandbox.name} (${image})`);
-        const result = await runTask({
-          sandbox,
-          taskDescription,
-          model: genaicodeTaskModel(props, host),
-          limits: {
-            maxCommands: Math.min(maxCommands ?? config.task.maxCommands, config.task.maxCommands),
-            budgetMs: config.task.budgetMs,
-            commandTimeoutMs: config.exec.timeoutMs,
-          },
-          logPath: runtime.manager().logs.nextPath('task'),
-          environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
-          ...(signal ? { signal } : {}),
-          waitIfPaused: props.waitIfPaused,
-          onProgress: (p) => {
-            if (p.result) host.systemMessage(`runContainerTask step ${p.step}: \`${p.command}\` -> exit ${p.result.exitCode}`);
-          },
-        });
-        const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };
-        return actionResult(message, got.call, answer, `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}`);
-      } finally {
-        await sandbox.stop();
-      }
+  const handler = defineAction(runtime, 'runContainerTask', runContainerTaskDef, RunContainerTaskArgs, async ({ args, host, props, reply }) => {
+    const { image, taskDescription, workingDir, maxCommands } = args;
+    const config = runtime.config();
+    await props.waitIfPaused();
+    const started = await confirmAndStart(runtime, host, props.options, {
+      image,
+      network: config.task.network,
+      ...(workingDir ? { workdir: workingDir } : {}),
+      purpose: 'for a multi-step task',
     });
+    if (!started.ok) return reply(started.answer, started.answer.error, true);
+    const sandbox = started.sandbox;
+    try {
+      const signal = host.abortSignal();
+      host.systemMessage(`runContainerTask: running in ${sandbox.name} (${image})`);
+      const result = await runTask({
+        sandbox,
+        taskDescription,
+        model: genaicodeTaskModel(props, host),
+        limits: {
+          maxCommands: Math.min(maxCommands ?? config.task.maxCommands, config.task.maxCommands),
+          budgetMs: config.task.budgetMs,
+          commandTimeoutMs: config.exec.timeoutMs,
+        },
+        logPath: runtime.manager().logs.nextPath('task'),
+        environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
+        ...(signal ? { signal } : {}),
+        waitIfPaused: props.waitIfPaused,
+        onProgress: (p) => {
+          if (p.result) host.systemMessage(`runContainerTask step ${p.step}: \`${p.command}\` -> exit ${p.result.exitCode}`);
+        },
+      });
+      const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };
+      return reply(answer, `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}`);
+    } finally {
+      await sandbox.stop();
+    }
+  });
   return { handler, description: RUN_CONTAINER_TASK_DESCRIPTION };
 }

@@ -1,0 +1,40 @@
+import type { z } from 'zod';
+import type { Config } from '../../../../config.js';
+import type { ActionHandler, ActionHandlerProps, ActionResult, FunctionDef } from '../../../../host/genaicode-types.js';
+import type { HostServices } from '../../../../host/host-services.js';
+import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import { actionResult, guarded } from './action-answer.js';
+import { actionCall, requestArgs } from './structured-args.js';
+
+export interface ActionContext<A> {
+  /** The model's arguments, validated. */
+  args: A;
+  host: HostServices;
+  props: ActionHandlerProps;
+  /** The step's answer to the model (paired with its call) and the line the user sees. */
+  reply(answer: object, userText: string, isError?: boolean): ActionResult;
+}
+
+/**
+ * What every action shares: never throw out of the handler, ask the model for the
+ * arguments through one function definition, answer INVALID_ARGUMENT when they stay
+ * invalid after the retry, and pair every answer (errors included) with the model's call.
+ */
+export function defineAction<S extends z.ZodTypeAny>(
+  runtime: PluginRuntime,
+  name: string,
+  def: (config: Config) => FunctionDef,
+  schema: S,
+  body: (ctx: ActionContext<z.output<S>>) => Promise<ActionResult>,
+): ActionHandler {
+  return (props) =>
+    guarded(props, name, async (step) => {
+      const host = await runtime.host();
+      const message = actionCall(props).args?.message ?? '';
+      const got = await requestArgs(props, def(runtime.config()), schema, host.cheapModel);
+      if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
+      step.call = got.call;
+      const call = got.call;
+      return body({ args: got.args, host, props, reply: (answer, userText, isError = false) => actionResult(message, call, answer, userText, isError) });
+    });
+}
