@@ -82,11 +82,17 @@ async function startRegistry(): Promise<void> {
   await Promise.race([ready, spawnError]);
 }
 
+// Pushes one at a time: the registry's filesystem storage can answer 500 when two pushes
+// upload the same layer at once.
+let pushQueue: Promise<unknown> = Promise.resolve();
+
 /** Pushes the minimal image under `repo:tag` to the loopback registry, then drops the local tag. */
 async function pushMinimal(repoTag: string): Promise<string> {
   const ref = `127.0.0.1:${port}/${repoTag}`;
   await dockerOk(['tag', MINIMAL_IMAGE, ref]);
-  await dockerOk(['push', ref], { timeoutMs: 60_000 });
+  const push = pushQueue.then(() => dockerOk(['push', ref], { timeoutMs: 60_000 }));
+  pushQueue = push.catch(() => undefined);
+  await push;
   await dockerOk(['rmi', ref]);
   expect((await docker(['image', 'inspect', ref])).code).not.toBe(0);
   localTags.push(ref);
