@@ -92,9 +92,10 @@ export interface ExecSpec {
 
 /**
  * A started exec. Output arrives frame by frame through `onOutput`, already demultiplexed.
- * The adapter never reuses a Buffer it passed on, so a consumer may keep one (queued in a
- * file write, say) without copying. `done` resolves when the output stream has ended, with
- * the exit code from the engine (null if it could not be read).
+ * A chunk is a view into the adapter's reused read buffer, valid only during the call:
+ * a consumer copies what it keeps (not copying every byte again is what makes large outputs
+ * cheap). `done` resolves when the output stream has ended, with the exit code from the
+ * engine (null if it could not be read).
  */
 export interface ExecSession {
   done: Promise<{ exitCode: number | null }>;

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
-import type { Duplex } from 'node:stream';
 import Docker from 'dockerode';
 import { SandboxError } from '../errors.js';
 import type {
@@ -17,6 +17,7 @@ import type {
 } from './container-engine.js';
 import { engineUnavailableMessage, resolveConnection, type ConnectionSettings, type EngineConnection } from './connection.js';
 import { FrameDemuxer } from './demux.js';
+import { ExecStartError, openExecStream, type EngineTransport, type ExecStream } from './exec-stream.js';
 
 /** Capabilities every container keeps; the rest of Docker's default set is dropped. */
 export const BASE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
@@ -52,14 +53,29 @@ function dockerOptions(conn: EngineConnection): Docker.DockerOptions {
   return { host: conn.host, port: conn.port, protocol: 'https', ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') };
 }
 
+/** The raw connection exec output is read over: the same engine and TLS material as dockerode's. */
+function execTransport(conn: EngineConnection, options: Docker.DockerOptions): EngineTransport {
+  if (conn.kind === 'socket') return { kind: 'net', options: { path: conn.socketPath }, hostHeader: 'localhost' };
+  const hostHeader = `${conn.host.includes(':') ? `[${conn.host}]` : conn.host}:${conn.port}`;
+  if (conn.protocol === 'http') return { kind: 'net', options: { host: conn.host, port: conn.port }, hostHeader };
+  return {
+    kind: 'tls',
+    options: { host: conn.host, port: conn.port, ca: options.ca, cert: options.cert, key: options.key, ...(net.isIP(conn.host) ? {} : { servername: conn.host }) },
+    hostHeader,
+  };
+}
+
 /** The dockerode adapter: the only place that knows the Docker API's shapes and status codes. */
 export class DockerEngine implements ContainerEngine {
   readonly connection: EngineConnection;
   private readonly docker: Docker;
+  private readonly transport: EngineTransport;
 
   constructor(settings: ConnectionSettings = {}, env: NodeJS.ProcessEnv = process.env) {
     this.connection = resolveConnection(settings, env);
-    this.docker = new Docker(dockerOptions(this.connection));
+    const options = dockerOptions(this.connection);
+    this.docker = new Docker(options);
+    this.transport = execTransport(this.connection, options);
   }
 
   /** Translates an engine failure into a SandboxError; unreachable engines get the how-to sentence. */
@@ -258,8 +274,13 @@ export class DockerEngine implements ContainerEngine {
   }
 
   async exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession> {
+    const gone = (status: number, message: string) =>
+      status === 404
+        ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`, { data: { containerId } })
+        : status === 409
+          ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${message}`, { data: { containerId } })
+          : undefined;
     let exec: Docker.Exec;
-    let socket: Duplex;
     try {
       exec = await this.docker.getContainer(containerId).exec({
         Cmd: spec.cmd,
@@ -271,38 +292,27 @@ export class DockerEngine implements ContainerEngine {
         AttachStderr: true,
         Tty: false,
       });
-      socket = (await exec.start({ hijack: true, stdin: false })) as Duplex;
     } catch (e) {
       const err = asHttpError(e);
-      if (err.statusCode === 404) {
-        throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`, { data: { containerId } });
-      }
-      if (err.statusCode === 409) {
-        throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${engineMessage(err)}`, { data: { containerId } });
-      }
+      throw gone(err.statusCode ?? 0, engineMessage(err)) ?? this.fail(e, 'Start command');
+    }
+    // Output is read over a connection of our own into one reused buffer (exec-stream.ts):
+    // the demuxer hands views of it to onOutput, which must copy what it keeps.
+    const demux = new FrameDemuxer(onOutput);
+    let stream: ExecStream;
+    try {
+      stream = await openExecStream(this.transport, exec.id, (buf, start, end) => demux.push(buf.subarray(start, end)));
+    } catch (e) {
+      if (e instanceof ExecStartError) throw gone(e.statusCode, e.message) ?? this.fail({ statusCode: e.statusCode, message: e.message }, 'Start command');
       throw this.fail(e, 'Start command');
     }
-    const demux = new FrameDemuxer(onOutput);
-    const done = new Promise<{ exitCode: number | null }>((resolveDone, rejectDone) => {
-      let settled = false;
-      const finish = () => {
-        if (settled) return;
-        settled = true;
-        void this.execExitCode(exec).then(resolveDone, rejectDone);
-      };
-      socket.on('data', (chunk: Buffer) => demux.push(chunk));
-      socket.on('end', finish);
-      socket.on('close', finish);
-      socket.on('error', (e) => {
-        if (settled) return;
-        settled = true;
-        rejectDone(this.fail(e, 'Read command output'));
-      });
-    });
-    return {
-      done,
-      detach: () => socket.destroy(),
-    };
+    const done = stream.ended.then(
+      () => this.execExitCode(exec),
+      (e: unknown) => {
+        throw this.fail(e, 'Read command output');
+      },
+    );
+    return { done, detach: () => stream.destroy() };
   }
 
   /** The exit code, once the engine has recorded it (it can lag the end of the stream by a moment). */

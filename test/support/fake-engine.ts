@@ -457,9 +457,13 @@ export class FakeEngine implements ContainerEngine {
       for (const [i, [stream, payload]] of frames.entries()) {
         if (i % perTick === 0) await tick();
         if (rec.state !== 'running') return;
+        // Like the real adapter, a chunk is a view of a reused buffer, valid only during the
+        // call: it is overwritten right after, so a consumer that keeps one without copying
+        // ends up with garbage in these tests.
         const chunk = Buffer.from(payload);
         rec.delivered += 1;
         onOutput(stream, chunk);
+        chunk.fill(0x23);
       }
       await tick();
       if (!scripted.hangUntilKilled) finish(scripted.exitCode, 'exited');

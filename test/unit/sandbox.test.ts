@@ -162,6 +162,22 @@ describe('Sandbox.exec: the pid marker', () => {
     expect(r.bytes.stderr).toBe(Buffer.byteLength('plain error\n\x1e12\x1e not a marker here\n'));
   });
 
+  test('the header with counters and the trailer are stripped and give the limit flags, without a helper exec', async () => {
+    // The fake overwrites every chunk after the callback, so a trailer kept by reference
+    // (not copied) would come out as garbage here.
+    const { sandbox, engine } = await setup({ engine: { script: always({ frames: [err('\x1e41:2:5\x1e'), out('hi\n'), err('oops\n\x1e3:5\x1e')], exitCode: 137, emitPidMarker: false }) } });
+    const r = await sandbox.exec('cmd');
+    expect(r).toMatchObject({ stdout: 'hi\n', stderr: 'oops\n', oomKilled: true, pidsLimitHit: false, exitCode: 137 });
+    expect(readFileSync(r.logPath, 'utf8')).toBe('hi\noops\n');
+    expect(engine.execsOf('cgroup-counters')).toEqual([]);
+  });
+
+  test('a trailer split across frames is still recognised', async () => {
+    const { sandbox } = await setup({ engine: { script: always({ frames: [err('\x1e41:0:0\x1e'), err('e\n\x1e0'), err(':1'), err('\x1e')], exitCode: 1, emitPidMarker: false }) } });
+    const r = await sandbox.exec('cmd');
+    expect(r).toMatchObject({ stderr: 'e\n', oomKilled: false, pidsLimitHit: true });
+  });
+
   test('stderr that starts with 0x1E but is not a complete marker passes through intact', async () => {
     expect((await stderrOf([err('\x1eoops\n')])).stderr).toBe('\x1eoops\n');
     expect((await stderrOf([err('\x1e12'), err('x\n')])).stderr).toBe('\x1e12x\n');
