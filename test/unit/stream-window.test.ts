@@ -214,6 +214,10 @@ describe('countNewlines', () => {
       expect(countNewlines(view)).toBe(naive(view));
     }
     expect(countNewlines(Buffer.alloc(1001, 10))).toBe(1001);
+    // Past 255 words of nothing but newlines: every byte lane of the word count is full.
+    expect(countNewlines(Buffer.alloc(300_001, 10))).toBe(300_001);
+    const dense = Buffer.from(Array.from({ length: 200_000 }, () => alphabet[Math.floor(rnd() * alphabet.length)]!));
+    expect(countNewlines(dense.subarray(3))).toBe(naive(dense.subarray(3)));
     expect(countNewlines(Buffer.alloc(1001, 0x8a))).toBe(0);
     expect(countNewlines(Buffer.alloc(0))).toBe(0);
   });
