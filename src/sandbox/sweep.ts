@@ -1,5 +1,5 @@
 import type { ContainerEngine, ContainerSummary } from '../engine/container-engine.js';
-import { currentOwner, LABEL, MANAGED_FILTER, parseOwner, type Owner } from './labels.js';
+import { currentOwner, LABEL, MANAGED_FILTER, parseOwner, processStart, type Owner } from './labels.js';
 
 export interface SweepOptions {
   /** Remove every managed container, whoever owns it (`cleanup --all`). @default false */
@@ -9,6 +9,8 @@ export interface SweepOptions {
   now?: Date;
   /** Is a process of this host alive? @default process.kill(pid, 0) */
   isAlive?: (pid: number) => boolean;
+  /** When a live process of this host started (see processStart), if the system tells. */
+  startOf?: (pid: number) => string | undefined;
   self?: Owner;
   /** Container ids never to remove (this process's own). */
   keep?: ReadonlySet<string>;
@@ -38,17 +40,30 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** Is `owner` this very process (not an earlier one that had the same pid)? */
+function isSelf(owner: Owner, self: Owner): boolean {
+  return owner.host === self.host && owner.pid === self.pid && (owner.start === undefined || self.start === undefined || owner.start === self.start);
+}
+
+type ResolvedSweepOptions = Required<Pick<SweepOptions, 'now' | 'isAlive' | 'startOf' | 'self'>> & SweepOptions;
+
 /** Why a managed container should go, or undefined to keep it. */
-export function sweepReason(c: ContainerSummary, o: Required<Pick<SweepOptions, 'now' | 'isAlive' | 'self'>> & SweepOptions): SweptContainer['why'] | undefined {
+export function sweepReason(c: ContainerSummary, o: ResolvedSweepOptions): SweptContainer['why'] | undefined {
   if (o.keep?.has(c.id)) return undefined;
   if (o.all) return 'all';
   const expires = Date.parse(c.labels[LABEL.expiresAt] ?? '');
   if (Number.isFinite(expires) && expires <= o.now.getTime()) return 'expired';
-  const owner = parseOwner(c.labels[LABEL.owner]);
+  const owner = parseOwner(c.labels[LABEL.owner], c.labels[LABEL.ownerStart]);
   if (!owner) return Number.isFinite(expires) ? undefined : 'unlabelled-owner';
   if (owner.host !== o.self.host) return undefined; // another machine's process: cannot tell, its expiry will
-  if (owner.pid === o.self.pid) return undefined;
-  return o.isAlive(owner.pid) ? undefined : 'owner-gone';
+  if (isSelf(owner, o.self)) return undefined;
+  if (!o.isAlive(owner.pid)) return 'owner-gone';
+  // Alive, but is it the owner? A pid can be reused by an unrelated process.
+  if (owner.start !== undefined) {
+    const start = o.startOf(owner.pid);
+    if (start !== undefined && start !== owner.start) return 'owner-gone';
+  }
+  return undefined;
 }
 
 /**
@@ -56,7 +71,7 @@ export function sweepReason(c: ContainerSummary, o: Required<Pick<SweepOptions, 
  * has passed. Containers of other live processes are never touched.
  */
 export async function sweepContainers(engine: ContainerEngine, options: SweepOptions = {}): Promise<SweepReport> {
-  const o = { now: new Date(), isAlive: processAlive, self: currentOwner(), ...options };
+  const o: ResolvedSweepOptions = { now: new Date(), isAlive: processAlive, startOf: processStart, self: currentOwner(), ...options };
   const report: SweepReport = { removed: [], kept: [], failed: [] };
   const list = await engine.listContainers(MANAGED_FILTER);
   await Promise.all(
@@ -65,7 +80,8 @@ export async function sweepContainers(engine: ContainerEngine, options: SweepOpt
       const owner = c.labels[LABEL.owner] ?? '?';
       const why = sweepReason(c, o);
       if (!why) {
-        report.kept.push({ id: c.id, name, owner, why: o.keep?.has(c.id) || parseOwner(owner)?.pid === o.self.pid ? 'this process' : 'owner alive' });
+        const parsed = parseOwner(c.labels[LABEL.owner], c.labels[LABEL.ownerStart]);
+        report.kept.push({ id: c.id, name, owner, why: o.keep?.has(c.id) || (parsed && isSelf(parsed, o.self)) ? 'this process' : 'owner alive' });
         return;
       }
       const entry: SweptContainer = { id: c.id, name, owner, why, ...(c.labels[LABEL.expiresAt] ? { expiresAt: c.labels[LABEL.expiresAt] } : {}) };

@@ -9,9 +9,13 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { DockerEngine, sweepContainers } from '../../src/index.js';
+import { hostname } from 'node:os';
+import { DockerEngine, LABEL, sweepContainers } from '../../src/index.js';
+import { processStart } from '../../src/sandbox/labels.js';
 import {
+  dockerOk,
   expectNoContainersLeft,
+  MINIMAL_IMAGE,
   fileSession,
   inspectContainer,
   makeTempDir,
@@ -173,3 +177,37 @@ test('a sweep never removes the container of another live process', async () => 
   expect(await child.exited).toEqual({ code: null, signal: 'SIGTERM' });
   await expectGoneSoon(child.id);
 }, 60_000);
+
+test("a container whose owner's pid now belongs to another process is swept; the real owner's is kept", async () => {
+  // A live process stands in for the pid: the one with its real start time is its owner;
+  // the one with an earlier start time was made by a process that had the same pid before.
+  const live = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const start = processStart(live.pid!)!;
+  expect(start).toMatch(/:\d+$/);
+  const [bootId, ticks] = start.split(':');
+  const run = (ownerStart: string) =>
+    dockerOk([
+      'run', '-d', '--rm',
+      '--label', `${LABEL.managed}=true`,
+      '--label', `${LABEL.session}=${newTestSessionId()}`,
+      '--label', `${LABEL.owner}=${hostname()}:${live.pid}`,
+      '--label', `${LABEL.ownerStart}=${ownerStart}`,
+      '--label', `${LABEL.expiresAt}=${new Date(Date.now() + 600_000).toISOString()}`,
+      MINIMAL_IMAGE, 'sleep', '600',
+    ]).then((out) => out.trim());
+  const owned = await run(start);
+  const reused = await run(`${bootId}:${Number(ticks) - 1}`);
+  try {
+    const report = await sweepContainers(new DockerEngine());
+    expect(report.failed).toEqual([]);
+    expect(report.removed).toEqual(expect.arrayContaining([expect.objectContaining({ id: reused, why: 'owner-gone' })]));
+    expect(report.removed.map((r) => r.id)).not.toContain(owned);
+    expect(report.kept).toEqual(expect.arrayContaining([expect.objectContaining({ id: owned, why: 'owner alive' })]));
+    expect(await inspectContainer(reused)).toBeUndefined();
+    expect((await inspectContainer(owned))?.State.Running).toBe(true);
+  } finally {
+    live.kill();
+    await dockerOk(['rm', '-f', owned, reused]).catch(() => undefined);
+  }
+}, 60_000);
+

@@ -15,6 +15,7 @@ import {
   type ConfigInput,
   type StartOptions,
 } from '../../src/index.js';
+import { processStart } from '../../src/sandbox/labels.js';
 import {
   expectNoContainersLeft,
   fileSession,
@@ -187,6 +188,8 @@ describe('a started container carries every hardening setting', () => {
       expect(labels[LABEL.managed]).toBe('true');
       expect(labels[LABEL.session]).toBe(manager.sessionId);
       expect(labels[LABEL.owner]).toBe(`${hostname()}:${process.pid}`);
+      expect(labels[LABEL.ownerStart]).toBe(processStart(process.pid));
+      expect(labels[LABEL.ownerStart]).toMatch(/:\d+$/);
       expect(labels[LABEL.version]).toBe(PACKAGE_VERSION);
       const expires = labels[LABEL.expiresAt] ?? '';
       expect(expires).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

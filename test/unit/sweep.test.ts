@@ -14,7 +14,7 @@ function seed(engine: FakeEngine, name: string, owner: Owner, expiresInMs: numbe
 }
 
 function options(extra: SweepOptions = {}): SweepOptions {
-  return { now: NOW, self: SELF, isAlive: (pid) => ALIVE.has(pid), ...extra };
+  return { now: NOW, self: SELF, isAlive: (pid) => ALIVE.has(pid), startOf: () => undefined, ...extra };
 }
 
 function names(list: Array<{ name: string }>): string[] {
@@ -91,5 +91,39 @@ describe('sweepContainers', () => {
   test('a failing list rejects (the caller decides)', async () => {
     engine.fail('listContainers', new SandboxError('ENGINE_UNAVAILABLE', 'no engine'));
     await expect(sweepContainers(engine, options())).rejects.toMatchObject({ code: 'ENGINE_UNAVAILABLE' });
+  });
+});
+
+describe('sweepContainers: a reused pid is not the owner', () => {
+  const BOOT = 'b0e1d2c3-0000-4000-8000-000000000000';
+  const self: Owner = { host: 'here', pid: 100, start: `${BOOT}:5000` };
+  // pid 200 is alive and started at tick 9000; pid 100 is this process.
+  const startOf = (pid: number) => (pid === 200 ? `${BOOT}:9000` : pid === 100 ? self.start : undefined);
+
+  test('the owner pid alive with the recorded start: kept; with another start or boot: removed', async () => {
+    const engine = new FakeEngine();
+    seed(engine, 'same-process', { host: 'here', pid: 200, start: `${BOOT}:9000` }, HOUR);
+    seed(engine, 'pid-reused', { host: 'here', pid: 200, start: `${BOOT}:1234` }, HOUR);
+    seed(engine, 'before-reboot', { host: 'here', pid: 200, start: 'another-boot:9000' }, HOUR);
+    seed(engine, 'no-start-label', { host: 'here', pid: 200 }, HOUR);
+    const report = await sweepContainers(engine, options({ self, startOf }));
+    expect(Object.fromEntries(report.removed.map((r) => [r.name, r.why]))).toEqual({ 'pid-reused': 'owner-gone', 'before-reboot': 'owner-gone' });
+    expect(names(report.kept)).toEqual(['no-start-label', 'same-process']);
+  });
+
+  test("an earlier process that had this process's pid is not this process", async () => {
+    const engine = new FakeEngine();
+    seed(engine, 'mine', self, HOUR);
+    seed(engine, 'earlier-me', { host: 'here', pid: 100, start: `${BOOT}:42` }, HOUR);
+    const report = await sweepContainers(engine, options({ self, startOf }));
+    expect(report.removed.map((r) => [r.name, r.why])).toEqual([['earlier-me', 'owner-gone']]);
+    expect(report.kept).toEqual([expect.objectContaining({ name: 'mine', why: 'this process' })]);
+  });
+
+  test('where the system cannot tell a start, a live pid keeps its containers', async () => {
+    const engine = new FakeEngine();
+    seed(engine, 'pid-reused', { host: 'here', pid: 200, start: `${BOOT}:1234` }, HOUR);
+    const report = await sweepContainers(engine, options({ self, startOf: () => undefined }));
+    expect(report.removed).toEqual([]);
   });
 });
