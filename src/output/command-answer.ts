@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import type { ExecResult } from '../sandbox/exec-types.js';
 
 /** Summarizes long command output; a lite model in GenAIcode. May throw: the answer then falls back. */
@@ -41,6 +42,19 @@ function clip(line: string): string {
   return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
 }
 
+/**
+ * Clips a long line so that the part at `at` (where the error pattern matched) stays in:
+ * in a log, a stderr message can land in the middle of a long stdout line.
+ */
+function clipAround(raw: string, at: number): string {
+  const lead = raw.length - raw.trimStart().length;
+  const line = raw.trim();
+  const pos = Math.max(0, at - lead);
+  if (line.length <= MAX_LINE_CHARS || pos < MAX_LINE_CHARS - 60) return clip(line);
+  const start = Math.min(pos - 40, line.length - MAX_LINE_CHARS);
+  return `…${line.slice(start, start + MAX_LINE_CHARS)}${start + MAX_LINE_CHARS < line.length ? '…' : ''}`;
+}
+
 /** Lines worth keeping verbatim: errors, failures, the exit reason; deduplicated, in order. */
 export function keyLines(text: string, max = MAX_KEY_LINES): string[] {
   const seen = new Set<string>();
@@ -55,6 +69,128 @@ export function keyLines(text: string, max = MAX_KEY_LINES): string[] {
     if (out.length >= max) break;
   }
   return out;
+}
+
+/**
+ * How much of a long log `logKeyLines` reads: all of it up to this size; else the first
+ * and the last half of this (a few tenths of a second at most).
+ */
+export const LOG_SCAN_BYTES = 16 * 1024 * 1024;
+const SCAN_CHUNK_BYTES = 1024 * 1024;
+/** Key lines from a log scan: the first ones, and the last ones (often the verdict). */
+const SCAN_FIRST = 8;
+const SCAN_LAST = 4;
+/** The last error-like lines kept as candidates for the last key lines (repeats among them are dropped). */
+const SCAN_LAST_CANDIDATES = 64;
+
+export interface LogKeyLines {
+  /** Up to SCAN_FIRST + SCAN_LAST distinct error-like lines, in log order. */
+  lines: string[];
+  /** How many error-like lines the part read has in all (repeats and skipped ones too). */
+  matchedLines: number;
+  /** Some error-like lines that are not among `lines` may be new ones (not repeats, not skipped). */
+  selection: boolean;
+  /** Bytes read, and the log's size: less read means the middle of a huge log was not. */
+  scannedBytes: number;
+  totalBytes: number;
+}
+
+/**
+ * Error-like lines (as keyLines finds them) from a command's full log: for output whose
+ * middle was cut from the answer, where a failure in the middle would otherwise reach
+ * neither the model nor the summarizer. The first SCAN_FIRST distinct lines for which
+ * `skip` (already shown) is false, and the last SCAN_LAST. Reads at most `maxBytes` (the
+ * start and the end of a bigger log): about 0.1 s for 16 MiB of ordinary output.
+ * Undefined when the log cannot be read or looks binary.
+ */
+export async function logKeyLines(logPath: string, options: { maxBytes?: number; skip?: (line: string) => boolean } = {}): Promise<LogKeyLines | undefined> {
+  const maxBytes = options.maxBytes ?? LOG_SCAN_BYTES;
+  const skip = options.skip ?? (() => false);
+  let file;
+  try {
+    file = await open(logPath, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const totalBytes = (await file.stat()).size;
+    const ranges: Array<[number, number]> = totalBytes <= maxBytes ? [[0, totalBytes]] : [[0, maxBytes / 2], [totalBytes - maxBytes / 2, totalBytes]];
+    const first: string[] = [];
+    // After the first lines are found, later hits are only remembered (the line and where
+    // the pattern matched in it), most recent last: the last key lines come from these.
+    const recent: Array<[string, number]> = [];
+    let matchedLines = 0;
+    let laterMatches = 0;
+    let scannedBytes = 0;
+    const buf = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
+    const global = new RegExp(ERROR_LINE.source, 'gim');
+    for (const [from, to] of ranges) {
+      let carry = '';
+      // A range that starts mid-file starts mid-line: its first line is not whole.
+      let skipFirst = from > 0;
+      for (let pos = from; pos < to; ) {
+        const { bytesRead } = await file.read(buf, 0, Math.min(SCAN_CHUNK_BYTES, to - pos), pos);
+        if (bytesRead === 0) break;
+        pos += bytesRead;
+        scannedBytes += bytesRead;
+        const chunk = buf.subarray(0, bytesRead);
+        if (chunk.indexOf(0) !== -1) return undefined; // binary: nothing line-like to find
+        let text = carry + chunk.toString('utf8');
+        const end = pos >= to ? text.length : text.lastIndexOf('\n') + 1;
+        carry = text.slice(end).slice(-4096);
+        text = text.slice(0, end);
+        if (skipFirst) {
+          const nl = text.indexOf('\n');
+          if (nl === -1) continue;
+          text = text.slice(nl + 1);
+          skipFirst = false;
+        }
+        // One pass of the pattern over the text; each hit stands for its whole line.
+        global.lastIndex = 0;
+        for (let m = global.exec(text); m; m = global.exec(text)) {
+          const lineStart = text.lastIndexOf('\n', m.index) + 1;
+          let lineEnd = text.indexOf('\n', m.index);
+          if (lineEnd === -1) lineEnd = text.length;
+          global.lastIndex = lineEnd + 1;
+          matchedLines++;
+          if (first.length < SCAN_FIRST) {
+            const line = clipAround(text.slice(lineStart, lineEnd), m.index - lineStart);
+            if (line && !first.includes(line) && !skip(line)) first.push(line);
+          } else {
+            laterMatches++;
+            if (recent.length === SCAN_LAST_CANDIDATES) recent.shift();
+            recent.push([text.slice(lineStart, lineEnd), m.index - lineStart]);
+          }
+        }
+      }
+    }
+    const last: string[] = [];
+    for (let i = recent.length - 1; i >= 0 && last.length < SCAN_LAST; i--) {
+      const line = clipAround(...recent[i]!);
+      if (line && !first.includes(line) && !last.includes(line) && !skip(line)) last.unshift(line);
+    }
+    return { lines: [...first, ...last], matchedLines, selection: laterMatches > SCAN_LAST, scannedBytes, totalBytes };
+  } catch {
+    return undefined;
+  } finally {
+    await file.close().catch(() => undefined);
+  }
+}
+
+/** keyLines keeps at least this many lines from the middle of a cut output. */
+const MIN_MIDDLE_KEY_LINES = 4;
+
+/**
+ * Does the captured head and tail already show this log line? In the log, stdout and
+ * stderr are interleaved as they arrived, so a line there can be a captured key line with
+ * another stream's bytes around it: such a line is not new either.
+ */
+function shownAlready(line: string, output: string, outputLines: ReadonlySet<string>, captured: string[]): boolean {
+  const bare = (l: string) => l.replace(/^…|…$/g, '');
+  if (outputLines.has(line)) return true;
+  // A clipped line (long lines only) is part of a line of the output, if shown.
+  if (line.includes('…') && output.includes(bare(line))) return true;
+  return captured.some((k) => line.includes(bare(k)) || k.includes(bare(line)));
 }
 
 /** A summary without a model: the first lines, the last lines, and counts. */
@@ -99,10 +235,24 @@ export async function buildCommandAnswer(
   // Binary output is already reduced to a one-line note: nothing to summarize.
   const notes = [r.stdout, r.stderr].filter((t) => t !== '');
   if (notes.length > 0 && notes.every((t) => t.startsWith('[binary output:'))) return answer(output, 'verbatim');
-  const key = keyLines(output);
+  let key = keyLines(output);
+  let summarizerOutput = output;
+  if (r.truncated) {
+    // The answer shows the head and the tail: error lines from the middle come from the log.
+    const outputLines = new Set(output.split('\n').map((l) => l.trim()));
+    const scan = await logKeyLines(r.logPath, { skip: (line) => shownAlready(line, output, outputLines, key) });
+    const middle = scan?.lines ?? [];
+    if (middle.length > 0) {
+      const fromMiddle = middle.slice(0, Math.max(MIN_MIDDLE_KEY_LINES, MAX_KEY_LINES - key.length));
+      key = [...key.slice(0, MAX_KEY_LINES - fromMiddle.length), ...fromMiddle];
+      const partly = scan!.scannedBytes < scan!.totalBytes ? `; the middle ${scan!.totalBytes - scan!.scannedBytes} bytes of the log were not searched` : '';
+      const moreText = scan!.selection || partly ? ` (${scan!.selection ? `a selection of ${scan!.matchedLines} error-like lines, repeats included` : 'all found'}${partly})` : '';
+      summarizerOutput += `\n[error-like lines from the omitted middle of the output${moreText}:]\n${middle.join('\n')}\n`;
+    }
+  }
   if (options.summarizer) {
     try {
-      const summary = (await options.summarizer({ command: r.command, exitCode: r.exitCode, output, ...(r.reason ? { reason: r.reason } : {}) }, options.signal)).trim();
+      const summary = (await options.summarizer({ command: r.command, exitCode: r.exitCode, output: summarizerOutput, ...(r.reason ? { reason: r.reason } : {}) }, options.signal)).trim();
       if (summary) return answer(summary.length > 1500 ? `${summary.slice(0, 1500)}…` : summary, 'model', key);
     } catch {
       // fall through to the extractive summary: the result is never held back

@@ -96,11 +96,16 @@ const FAIL_STDOUT = 'compiling main.c\n';
 const FAIL_STDERR = 'fatal error: missing.h: No such file or directory\n';
 const FAIL_CMD = `echo "compiling main.c"; echo "fatal error: missing.h: No such file or directory" >&2; exit 2`;
 const BIG_FILL_BYTES = 50 * 1024 * 1024;
+const BIG_FILL_BEFORE_MIDDLE = 4 * 1024 * 1024;
 const BIG_HEAD = 'ERROR: disk check failed on /dev/sda1';
+/** Far from both ends of the output: only the log (searched from its start) has it. */
+const BIG_MIDDLE = 'panic: runtime error: index out of range [5] with length 3';
 const BIG_TAIL = 'FAILED: 3 of 120 tests failed';
-const BIG_CMD = `echo "${BIG_HEAD}"; yes "filler 0123456789 abcdefghij" | head -c ${BIG_FILL_BYTES}; echo; echo "${BIG_TAIL}" >&2`;
-/** stdout: head line, the filler, the newline of `echo`; stderr: the tail line. */
-const BIG_TOTAL_BYTES = BIG_HEAD.length + 1 + BIG_FILL_BYTES + 1 + BIG_TAIL.length + 1;
+const BIG_CMD =
+  `echo "${BIG_HEAD}"; yes "filler 0123456789 abcdefghij" | head -c ${BIG_FILL_BEFORE_MIDDLE}; echo; echo "${BIG_MIDDLE}"; ` +
+  `yes "filler 0123456789 abcdefghij" | head -c ${BIG_FILL_BYTES - BIG_FILL_BEFORE_MIDDLE}; echo; echo "${BIG_TAIL}" >&2`;
+/** stdout: head line, filler, newline, middle line, filler, newline; stderr: the tail line. */
+const BIG_TOTAL_BYTES = BIG_HEAD.length + 1 + BIG_FILL_BYTES + 2 + BIG_MIDDLE.length + 1 + BIG_TAIL.length + 1;
 const SCRIPTED_SUMMARY = 'Printed 50 MiB of filler. Errors: disk check failed on /dev/sda1; 3 of 120 tests failed.';
 const SLOW_CMD = 'echo started-long; sleep 30';
 
@@ -404,7 +409,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       // 50 MB: the scripted summary, error lines verbatim, and a small answer.
       const big = actionAnswer(run, 3);
       expect(big.value).toMatchObject({ exitCode: 0, truncated: true, summaryKind: 'model', summary: SCRIPTED_SUMMARY });
-      expect(big.value['keyLines']).toEqual(expect.arrayContaining([BIG_HEAD, BIG_TAIL]));
+      expect(big.value['keyLines']).toEqual(expect.arrayContaining([BIG_HEAD, BIG_MIDDLE, BIG_TAIL]));
       expect(big.content.length).toBeLessThan(2400);
 
       // Timeout: exit 124.
@@ -423,6 +428,9 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       expect(summaryPrompt).toContain(BIG_CMD);
       expect(summaryPrompt).toContain(BIG_HEAD);
       expect(summaryPrompt).toContain(BIG_TAIL);
+      // The middle's error line reaches the summarizer too, marked as coming from the log,
+      // which is bigger than the part searched.
+      expect(summaryPrompt).toMatch(new RegExp(`\\[error-like lines from the omitted middle of the output \\(all found; the middle \\d+ bytes of the log were not searched\\):\\]\\n${BIG_MIDDLE.replace(/[[\]]/g, '\\$&')}`));
       expect(Buffer.byteLength(summaryPrompt)).toBeLessThan(40 * 1024);
 
       // Every log holds every byte.
