@@ -39,8 +39,8 @@ const only = new Set((argv.find((a) => a.startsWith('--only='))?.slice(7) ?? '1,
 const N = {
   execRounds: QUICK ? 40 : 150,
   execWarmup: QUICK ? 5 : 15,
-  outputPairs: QUICK ? 2 : 3,
-  linePairs: QUICK ? 1 : 2,
+  outputPairs: QUICK ? 3 : 5,
+  linePairs: QUICK ? 1 : 3,
   startRounds: QUICK ? 5 : 12,
   startWarmup: 1,
 };
@@ -353,8 +353,10 @@ async function benchTokens(sandbox) {
     'No further action is needed on the remaining parts of the output.',
   ].join(' ').padEnd(800, ' ').slice(0, 800);
   let summarizerCalls = 0;
-  const summarizer = async () => {
+  let summarizerInput = '';
+  const summarizer = async (input) => {
     summarizerCalls++;
+    summarizerInput = input.output;
     return FAKE_SUMMARY;
   };
   log(`Summarizer: a FAKE stand-in for the lite model returning a fixed ${FAKE_SUMMARY.length}-character text (~${Math.round(FAKE_SUMMARY.length / 4)} tokens).`);
@@ -366,17 +368,18 @@ async function benchTokens(sandbox) {
   }
   const cases = [
     { name: 'short output', cmd: 'ls -l /etc' },
-    { name: '1 MB service log', cmd: 'sh /tmp/server-log.sh' },
+    { name: '1 MB service log', cmd: 'sh /tmp/server-log.sh', middleErrors: true },
     { name: 'failing test run (pytest -v like)', cmd: 'sh /tmp/fake-pytest.sh', errorLines: true },
     { name: 'binary noise (200 kB urandom)', cmd: 'head -c 200000 /dev/urandom' },
   ];
   const rows = [];
   let errorCheck;
+  let middleCheck;
   for (const c of cases) {
     const r = await sandbox.exec(c.cmd);
+    summarizerInput = '';
     const answer = await buildCommandAnswer(r, { thresholdBytes: config.plugin.summaryThresholdBytes, summarizer });
-    const { bytes: _bytes, ...forModel } = answer;
-    const content = JSON.stringify(forModel);
+    const content = JSON.stringify(answer);
     // The same one-line text handlers/docker.ts sends beside the answer.
     const userText = commandUserText(sandbox.name, c.cmd, r, config.projectRoot);
     const chars = content.length + userText.length;
@@ -396,6 +399,15 @@ async function benchTokens(sandbox) {
       errorCheck = { wanted: wanted.length, missing };
       c.answer = answer;
     }
+    if (c.middleErrors) {
+      // ERROR lines that only the full log has (the capture keeps the head and the tail):
+      // they must reach the model verbatim (keyLines) and the summarizer's input.
+      const shown = `${r.stdout}\n${r.stderr}`;
+      const wanted = readFileSync(r.logPath, 'utf8').split('\n').filter((l) => / ERROR /.test(l) && !shown.includes(l));
+      const keyed = wanted.filter((l) => (answer.keyLines ?? []).some((k) => l.startsWith(k.replace(/…$/, ''))));
+      const summarized = wanted.filter((l) => summarizerInput.includes(l));
+      middleCheck = { wanted: wanted.length, keyed: keyed.length, summarized: summarized.length };
+    }
   }
   log('| output | output bytes | exit | answer kind | keyLines | chars: summary + keyLines + log path x2 + rest | tokens |');
   log('|---|---|---|---|---|---|---|');
@@ -410,6 +422,8 @@ async function benchTokens(sandbox) {
   record({ id: 'tokens-max', target: '4. tokens per runCommand, max', measured: max, measuredText: `${max} tokens`, limit: 600, limitText: '<= 600', pass: max <= 600 });
   const present = errorCheck.wanted - errorCheck.missing.length;
   record({ id: 'tokens-error-lines', target: "4. failing run's error lines (Error/FAILED/assert) in the answer", measured: present, measuredText: `${present} of ${errorCheck.wanted}`, limit: errorCheck.wanted, limitText: 'all', pass: errorCheck.missing.length === 0, missing: errorCheck.missing });
+  const m = middleCheck;
+  record({ id: 'tokens-middle-errors', target: '4. service log: ERROR lines from the omitted middle, in keyLines / in the summarizer input', measured: Math.min(m.keyed, m.summarized), measuredText: `${m.keyed} / ${m.summarized} of ${m.wanted}`, limit: m.wanted, limitText: 'all', pass: m.wanted > 0 && m.keyed === m.wanted && m.summarized === m.wanted });
 }
 
 function mapStats(times) {
