@@ -1,393 +1,274 @@
 #!/usr/bin/env node
-// Where the time of sandbox.exec goes, without touching src/: the manager gets an engine
-// wrapper (SandboxManagerOptions.engine) that times every engine call, and the log store's
-// open/writeMeta are wrapped. Raw dockerode and CLI variants run interleaved beside it.
+// Where the time goes, without touching src/ (run after a build): the manager gets an engine
+// wrapper (SandboxManagerOptions.engine) timing each exec, and its log store's methods are
+// wrapped. Variants run interleaved (bench/lib.mjs); medians are printed (bench/README.md).
 //
-//   node bench/profile.mjs exec [rounds]     steps of sandbox.exec('true')
-//   node bench/profile.mjs output [MiB] [rounds]   steps of a large output (default 1024 MiB)
-//   VARIANTS=cliToFile,ours,... node bench/profile.mjs output   only these variants
-//   GEN=lines node bench/profile.mjs output                      80-byte text lines, not zeros
+//   node bench/profile.mjs exec [rounds]           the steps of sandbox.exec('true') beside a raw dockerode exec (100)
+//   node bench/profile.mjs output [MiB] [rounds]   a large output, layer by layer (1024 MiB, 3 rounds)
+//   GEN=lines node bench/profile.mjs output ...    80-byte text lines instead of zeros
 import Docker from 'dockerode';
-import { closeSync, createWriteStream, openSync, readdirSync, readFileSync, write, writeSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { DockerEngine, loadConfig, SandboxManager } from '../dist/index.js';
+import { DockerEngine, loadConfig, resolveConnection, SandboxManager } from '../dist/index.js';
 import { FrameDemuxer } from '../dist/engine/demux.js';
-import { StreamWindow } from '../dist/output/stream-window.js';
-import { dockerToFile, docker, fmtMs, interleave, loadAvg, median, MiB, now, rmQuiet, tempDir } from './lib.mjs';
+import { openExecStream } from '../dist/engine/exec-stream.js';
+import { wrapShellCommand } from '../dist/sandbox/shell-scripts.js';
+import { MINIMAL_IMAGE, MiB, dockerToFile, fmtMs, interleave, loadAvg, median, now, rmQuiet, tempDir } from './lib.mjs';
 
-const mode = process.argv[2] ?? 'exec';
-
-/** An engine that records, per exec: call→returned (create+start), first/last output, pauses, done. */
-function timedEngine(inner, log) {
-  return new Proxy(inner, {
-    get(target, prop) {
-      if (prop !== 'exec') {
-        const v = Reflect.get(target, prop);
-        return typeof v === 'function' ? v.bind(target) : v;
-      }
-      return async (id, spec, onOutput) => {
-        const rec = { helper: spec.user === '0', t0: now(), chunks: 0, bytes: 0, cbMs: 0, pauses: 0, pausedMs: 0 };
-        log.push(rec);
-        const session = await target.exec(id, spec, (stream, chunk) => {
-          const t = now();
-          rec.first ??= t;
-          rec.chunks++;
-          rec.bytes += chunk.length;
-          onOutput(stream, chunk);
-          rec.last = now();
-          rec.cbMs += rec.last - t;
-        });
-        rec.started = now();
-        let pausedAt;
-        const done = session.done.then((r) => ((rec.done = now()), r));
-        return {
-          ...session,
-          done,
-          pause: () => {
-            rec.pauses++;
-            pausedAt = now();
-            session.pause();
-          },
-          resume: () => {
-            if (pausedAt !== undefined) rec.pausedMs += now() - pausedAt;
-            pausedAt = undefined;
-            session.resume();
-          },
-        };
-      };
-    },
-  });
+const [mode = 'exec', ...nums] = process.argv.slice(2);
+const args = nums.map(Number);
+if (!['exec', 'output'].includes(mode) || args.some((n) => !Number.isInteger(n) || n < 1)) {
+  console.error('Usage: node bench/profile.mjs exec [rounds] | output [MiB] [rounds]   (GEN=lines for text lines)');
+  process.exit(2);
 }
 
+// As bench/run.mjs: the default config under a throw-away project root; only the engine address from the environment.
 const tmp = tempDir();
-const config = loadConfig({ cwd: tmp });
-const calls = [];
-const manager = new SandboxManager({ config, engine: timedEngine(new DockerEngine(config.engine), calls) });
-const logTimes = [];
-const origOpen = manager.logs.open.bind(manager.logs);
-manager.logs.open = (p) => {
-  const t = now();
-  const ws = origOpen(p);
-  const rec = { openMs: now() - t, path: p };
-  ws.once('open', () => (rec.opened = now() - t));
-  ws.once('finish', () => (rec.finish = now()));
-  ws.once('close', () => (rec.close = now()));
-  logTimes.push(rec);
-  return ws;
-};
-const origMeta = manager.logs.writeMeta.bind(manager.logs);
-let metaMs = [];
-manager.logs.writeMeta = async (...a) => {
-  const t = now();
-  await origMeta(...a);
-  metaMs.push(now() - t);
-};
-const sandbox = await manager.start();
-const dockerode = new Docker(config.engine.socketPath ? { socketPath: config.engine.socketPath } : undefined);
-const container = dockerode.getContainer(sandbox.id);
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k === 'GENAICODE_DOCKER_HOST' || k === 'GENAICODE_DOCKER_SOCKET_PATH'));
+const config = loadConfig({ cwd: tmp, env });
+const conn = resolveConnection(config.engine);
+if (conn.kind !== 'socket' && conn.protocol === 'https') {
+  console.error('The profiler speaks to a unix socket or plain tcp engine only.');
+  process.exit(2);
+}
+process.env.DOCKER_HOST = conn.kind === 'socket' ? `unix://${conn.socketPath}` : `tcp://${conn.host}:${conn.port}`; // for the CLI
+const dockerode = new Docker(conn.kind === 'socket' ? { socketPath: conn.socketPath } : { host: conn.host, port: conn.port, protocol: 'http' });
+const transport = conn.kind === 'socket'
+  ? { kind: 'net', options: { path: conn.socketPath }, hostHeader: 'localhost' }
+  : { kind: 'net', options: { host: conn.host, port: conn.port }, hostHeader: `${conn.host}:${conn.port}` };
 
-try {
-  if (mode === 'exec') await profileExec(Number(process.argv[3] ?? 100));
-  else await profileOutput(Number(process.argv[3] ?? 1024), Number(process.argv[4] ?? 3));
-} finally {
-  await manager.stopAll();
-  rmQuiet(tmp);
+// The manager's exit hook removes its container on any exit; Ctrl-C exits through 'exit'.
+process.on('exit', () => rmQuiet(tmp));
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => (console.error(`\n${sig}: removing the container and files.`), process.exit(130)));
+
+// ---------------------------------------------------------------- instrumentation
+/** The record of the sandbox.exec in progress: every wrapper below writes into it. */
+let cur = {};
+const engine = new DockerEngine(config.engine);
+// Each dockerode request of the engine (a private field: fine for a diagnostic), by kind.
+const modem = engine.docker.modem;
+const dial = modem.dial.bind(modem);
+modem.dial = (opts, cb) => {
+  const kind = /\/exec$/.test(opts.path.split('?')[0]) ? 'create' : /^\/exec\/[^/]+\/json/.test(opts.path) ? 'inspect' : undefined;
+  const t = now();
+  return dial(opts, (err, data) => {
+    if (kind) (cur[kind] ??= []).push(now() - t);
+    cb(err, data);
+  });
+};
+/** The engine as the manager sees it, exec timed: call, returned (create + start), last byte, time in callbacks, done. */
+const timedEngine = new Proxy(engine, {
+  get(target, prop) {
+    const v = Reflect.get(target, prop);
+    if (prop !== 'exec') return typeof v === 'function' ? v.bind(target) : v;
+    return async (id, spec, onOutput) => {
+      const r = cur;
+      Object.assign(r, { call: now(), chunks: 0, cbMs: 0 });
+      const session = await target.exec(id, spec, (stream, chunk) => {
+        const t = now();
+        r.chunks++;
+        onOutput(stream, chunk);
+        r.last = now();
+        r.cbMs += r.last - t;
+      });
+      r.returned = now();
+      return { ...session, done: session.done.then((x) => ((r.done = now()), x)) };
+    };
+  },
+});
+const manager = new SandboxManager({ config, engine: timedEngine });
+const logs = manager.logs; // the LogStore every sandbox of this manager writes to
+const orig = { nextPath: logs.nextPath.bind(logs), open: logs.open.bind(logs), writeMeta: logs.writeMeta.bind(logs) };
+logs.nextPath = (label) => ((cur.logT0 = now()), orig.nextPath(label));
+logs.open = (path) => {
+  const sink = orig.open(path);
+  cur.logOpen = now() - cur.logT0; // nextPath (mkdir, first-time prune) + open
+  const end = sink.end.bind(sink);
+  sink.end = () => ((cur.closeT0 = now()), end(), (cur.logClose = now() - cur.closeT0));
+  return sink;
+};
+logs.writeMeta = async (...a) => {
+  const t = now();
+  await orig.writeMeta(...a);
+  cur.meta = now() - t;
+};
+
+const sum = (v = []) => v.reduce((s, x) => s + x, 0);
+const row = (name, v, extra = '') => console.log(`  ${name.padEnd(44)} ${fmtMs(median(v)).padStart(9)}${extra}`);
+
+/** A raw dockerode exec: create, start (hijack), read to the end, inspect. */
+async function rawExec(cmd) {
+  const t0 = now();
+  const exec = await container.exec({ Cmd: cmd, AttachStdin: false, AttachStdout: true, AttachStderr: true, Tty: false });
+  const t1 = now();
+  const sock = await exec.start({ hijack: true, stdin: false });
+  const t2 = now();
+  await new Promise((resolve, reject) => sock.on('end', resolve).on('close', resolve).on('error', reject).resume());
+  const t3 = now();
+  await exec.inspect();
+  return { create: t1 - t0, start: t2 - t1, read: t3 - t2, inspect: now() - t3 };
 }
 
 async function profileExec(rounds) {
-  const steps = { pre: [], engineExec: [], toEnd: [], exitCode: [], post: [], total: [], logOpen: [], logClose: [], meta: [] };
-  const rawSteps = { create: [], start: [], read: [], inspect: [], total: [] };
-  const rawWrapped = [];
-  const raw = async (cmd, into) => {
-    const t0 = now();
-    const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, AttachStdin: false, Tty: false });
-    const t1 = now();
-    const sock = await exec.start({ hijack: true, stdin: false });
-    const t2 = now();
-    await new Promise((r) => {
-      sock.on('end', r);
-      sock.on('close', r);
-      sock.resume();
-    });
-    const t3 = now();
-    await exec.inspect();
-    const t4 = now();
-    if (into) {
-      into.create.push(t1 - t0);
-      into.start.push(t2 - t1);
-      into.read.push(t3 - t2);
-      into.inspect.push(t4 - t3);
-      into.total.push(t4 - t0);
-    }
-    return t4 - t0;
-  };
-  const ours = async () => {
-    calls.length = 0;
-    logTimes.length = 0;
-    metaMs = [];
-    const t0 = now();
-    await sandbox.exec('true');
-    const t1 = now();
-    const c = calls[0];
-    const l = logTimes[0];
-    steps.pre.push(c.t0 - t0);
-    steps.engineExec.push(c.started - c.t0);
-    steps.toEnd.push((c.last ?? c.started) - c.started);
-    steps.exitCode.push(c.done - (c.last ?? c.started));
-    steps.post.push(t1 - c.done);
-    steps.total.push(t1 - t0);
-    steps.logOpen.push(l.openMs);
-    steps.logClose.push((l.close ?? t1) - c.done);
-    steps.meta.push(metaMs[0] ?? 0);
-  };
-  const { times } = await interleave(
-    {
-      ours,
-      raw: () => raw(['true'], rawSteps),
-      rawWrapped: () => raw(['/bin/sh', '-c', 'printf "\\036%s\\036" "$$" >&2; exec /bin/sh -c "$1"', 'sh', 'true']).then((t) => rawWrapped.push(t)),
-      cli: () => docker(['exec', sandbox.id, 'true']),
+  const variants = {
+    "sandbox.exec('true')": async () => {
+      cur = { t0: now() };
+      const r = await sandbox.exec('true');
+      if (r.exitCode !== 0) throw new Error(`sandbox.exec('true') exited ${r.exitCode}`);
+      return { ...cur, end: now() };
     },
-    { rounds, warmup: 10 },
-  );
-  const row = (name, v) => console.log(`  ${name.padEnd(34)} ${fmtMs(median(v)).padStart(10)}`);
-  console.log(`sandbox.exec('true') step medians over ${rounds} interleaved rounds (load ${loadAvg()}):`);
-  row('validate + log path + open log', steps.pre);
-  row('  of which createWriteStream', steps.logOpen);
-  row('engine.exec (create + start hijack)', steps.engineExec);
-  row('output until last byte (pid mark)', steps.toEnd);
-  row('last byte -> exit code (inspect)', steps.exitCode);
-  row('after exit: close log, render, meta', steps.post);
-  row('  of which log close (from done)', steps.logClose);
-  row('  of which writeMeta', steps.meta);
-  row('TOTAL sandbox.exec', steps.total);
+    'raw dockerode exec': () => rawExec(['true']),
+    "raw dockerode, ours' wrapped argv": () => rawExec(wrapShellCommand('true')),
+  };
+  const { times, details } = await interleave(variants, { rounds, warmup: 10 });
+  const o = details["sandbox.exec('true')"];
+  const step = (f) => o.map(f);
+  console.log(`sandbox.exec('true'), medians of ${rounds} interleaved rounds after 10 warm-up (load ${loadAvg()}); steps' medians need not add up:`);
+  row('before engine.exec (validate, log path, open)', step((c) => c.call - c.t0));
+  row('  of which log path + open', step((c) => c.logOpen));
+  row('engine.exec: exec create', step((c) => sum(c.create)));
+  row('engine.exec: start (own connection, 101)', step((c) => c.returned - c.call - sum(c.create)));
+  row('output: returned -> last byte (wrapper runs)', step((c) => (c.last ?? c.returned) - c.returned));
+  row('exit code: last byte -> done', step((c) => c.done - (c.last ?? c.returned)), `   (${median(step((c) => c.inspect?.length ?? 0))} inspect)`);
+  row('  of which exec inspect', step((c) => sum(c.inspect)));
+  row('after done: log close, render, metadata', step((c) => c.end - c.done));
+  row('  of which log close', step((c) => c.logClose));
+  row('  of which writeMeta', step((c) => c.meta));
+  row('TOTAL sandbox.exec', times["sandbox.exec('true')"]);
   console.log('raw dockerode exec of `true`:');
-  row('create', rawSteps.create);
-  row('start (hijack)', rawSteps.start);
-  row('read to end', rawSteps.read);
-  row('inspect', rawSteps.inspect);
-  row('TOTAL raw', rawSteps.total);
-  row('raw, same wrapped argv as ours', rawWrapped);
-  row('docker exec CLI', times.cli);
+  for (const k of ['create', 'start', 'read', 'inspect']) row(k === 'start' ? 'start (hijack)' : k === 'read' ? 'read to end' : k, details['raw dockerode exec'].map((d) => d[k]));
+  row('TOTAL raw', times['raw dockerode exec']);
+  row("TOTAL raw, ours' wrapped argv", times["raw dockerode, ours' wrapped argv"]);
 }
 
-/** CPU seconds (user+sys) used so far by a process, from /proc (Linux). */
-function procCpuMs(pid) {
+// ---------------------------------------------------------------- output
+/** `f()`, or '' when it throws (a process gone meanwhile, a tool not installed). */
+function quiet(f) {
   try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in 100 Hz ticks
+    return f();
   } catch {
-    return NaN;
+    return '';
   }
 }
-function pidsOf(pattern) {
-  const out = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (pattern.test(readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' '))) out.push(Number(d));
-    } catch {
-      // gone
-    }
-  }
-  return out;
+/** CPU milliseconds (utime + stime, in 10 ms clock ticks) the processes have used so far, from /proc; NaN when unreadable. */
+function procCpuMs(pids) {
+  const fields = pids.map((p) => quiet(() => readFileSync(`/proc/${p}/stat`, 'utf8')).split(') ').pop().split(' '));
+  return pids.length ? sum(fields.map((f) => (Number(f[11]) + Number(f[12])) * 10)) : NaN;
+}
+/** The containerd-shim process(es) of container `id`, found in /proc by their command line. */
+function shimPids(id) {
+  return readdirSync('/proc').filter((pid) => {
+    const argv = quiet(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+    return /containerd-shim/.test(argv[0]) && argv.includes(id);
+  });
 }
 
-/** GEN=lines: 80-byte text lines instead of zeros (many newlines for the capture to count). */
-function generator(mb) {
-  return process.env.GEN === 'lines'
-    ? `yes "$(printf '%079d' 0)" | dd bs=1048576 count=${mb} iflag=fullblock 2>/dev/null`
-    : `dd if=/dev/zero bs=1048576 count=${mb} 2>/dev/null`;
+/** Writes all of `buf` to `fd`, synchronously. */
+function writeAll(fd, buf) {
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+}
+/** Runs `f(fd)` with `file` open for writing, closed however `f` ends; its result, with `file`. */
+async function withFile(file, f) {
+  const fd = openSync(file, 'w');
+  try {
+    return { ...(await f(fd)), file };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Our transport alone: exec create via dockerode, openExecStream + FrameDemuxer; each frame counted (and written to `fd`). */
+async function transportRun(cmd, fd) {
+  const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+  let bytes = 0;
+  const demux = new FrameDemuxer((_stream, payload) => {
+    bytes += payload.length;
+    if (fd !== undefined) writeAll(fd, payload);
+  });
+  const s = await openExecStream(transport, exec.id, (buf, start, end) => demux.push(buf.subarray(start, end)));
+  await s.ended;
+  return { bytes };
 }
 
 async function profileOutput(mb, rounds) {
-  const gen = generator(mb);
-  const cmd = ['/bin/sh', '-c', gen];
-  const dockerd = pidsOf(/^\S*dockerd\b/);
-  const shim = pidsOf(new RegExp(`containerd-shim.* -id ${sandbox.id}`));
-  const cpu = {};
-  const withCpu = (name, f) => async () => {
+  const LINES_FILE = '/tmp/bench-lines-64MiB.txt'; // as bench/run.mjs: 64 MiB of lines made once, replayed (cheap to generate)
+  const lines = process.env.GEN === 'lines';
+  const gen = (m) => lines
+    ? `i=0; while [ $i -lt ${Math.floor(m / 64)} ]; do dd if=${LINES_FILE} bs=1048576 2>/dev/null; i=$((i+1)); done${m % 64 ? `; dd if=${LINES_FILE} bs=1048576 count=${m % 64} 2>/dev/null` : ''}`
+    : `dd if=/dev/zero bs=1048576 count=${m} 2>/dev/null`;
+  if (lines) {
+    const r = await sandbox.exec(`yes "$(printf '%079d' 0)" | dd bs=1048576 count=64 iflag=fullblock of=${LINES_FILE} 2>/dev/null`);
+    if (r.exitCode !== 0) throw new Error(`making ${LINES_FILE} failed: ${r.stderr}`);
+  }
+  const dockerd = quiet(() => execFileSync('pidof', ['dockerd'], { encoding: 'utf8' })).split(/\s+/).filter(Boolean);
+  const shim = shimPids(sandbox.id);
+  const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+  const timeFile = join(tmp, 'time.txt');
+  const out = join(tmp, 'output.bin');
+  const plainEngine = new DockerEngine(config.engine); // not the manager's instrumented one
+
+  /** Runs `f`, adding the CPU used meanwhile by this process, dockerd and the container's shim. */
+  const withCpu = (f) => async () => {
     const c0 = process.cpuUsage();
-    const d0 = dockerd.reduce((s, p) => s + procCpuMs(p), 0);
-    const s0 = shim.reduce((s, p) => s + procCpuMs(p), 0);
+    const d0 = procCpuMs(dockerd);
+    const s0 = procCpuMs(shim);
     const r = await f();
     const c = process.cpuUsage(c0);
-    const rec = (cpu[name] ??= { node: [], dockerd: [], shim: [], cli: [] });
-    rec.node.push((c.user + c.system) / 1000);
-    (rec.nodeSys ??= []).push(c.system / 1000);
-    rec.dockerd.push(dockerd.reduce((s, p) => s + procCpuMs(p), 0) - d0);
-    rec.shim.push(shim.reduce((s, p) => s + procCpuMs(p), 0) - s0);
-    rec.cli.push(r?.cliCpuMs ?? 0);
-    return r;
+    return { ...r, node: (c.user + c.system) / 1000, sys: c.system / 1000, dockerd: procCpuMs(dockerd) - d0, shim: procCpuMs(shim) - s0 };
   };
-  // The raw variants: socket + demux (discard); + the log file written as ours does (WriteStream,
-// 1 MiB high-water mark, pause on back-pressure); + copied into 1 MiB buffers; + writeSync.
-  const raw = async (mode) => {
-    const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
-    const sock = await exec.start({ hijack: true, stdin: false });
-    const file = join(tmp, 'raw.out');
-    let pauses = 0;
-    let sink = () => {};
-    let finish = async () => {};
-    if (mode === 'stream') {
-      const ws = createWriteStream(file, { flags: 'w', highWaterMark: MiB });
-      let paused = false;
-      sink = (b) => {
-        if (!ws.write(b) && !paused) {
-          paused = true;
-          pauses++;
-          sock.pause();
-          ws.once('drain', () => {
-            paused = false;
-            sock.resume();
-          });
-        }
-      };
-      finish = () => new Promise((r) => ws.end(r));
-    } else if (mode === 'sync') {
-      // What the docker CLI does: a blocking write of each chunk before reading on.
-      const fd = openSync(file, 'w');
-      sink = (b) => {
-        let off = 0;
-        while (off < b.length) off += writeSync(fd, b, off);
-      };
-      finish = async () => closeSync(fd);
-    } else if (mode === 'batched') {
-      // Copy into 1 MiB buffers; one fs.write in flight; pause the socket while two are full.
-      const fd = openSync(file, 'w');
-      let cur = Buffer.allocUnsafe(MiB);
-      let len = 0;
-      let inflight = Promise.resolve();
-      let queued = 0;
-      const flush = () => {
-        const buf = cur.subarray(0, len);
-        cur = Buffer.allocUnsafe(MiB);
-        len = 0;
-        queued++;
-        inflight = inflight.then(() => new Promise((r) => writeAll(fd, buf, r))).then(() => {
-          queued--;
-          if (queued < 2 && sock.isPaused()) sock.resume();
-        });
-        if (queued >= 2) {
-          pauses++;
-          sock.pause();
-        }
-      };
-      sink = (b) => {
-        let off = 0;
-        while (off < b.length) {
-          const n = b.copy(cur, len, off);
-          len += n;
-          off += n;
-          if (len === cur.length) flush();
-        }
-      };
-      finish = async () => {
-        if (len) flush();
-        await inflight;
-        closeSync(fd);
-      };
-    }
-    const demux = new FrameDemuxer((_s, b) => sink(b));
-    await new Promise((r) => {
-      sock.on('data', (c) => demux.push(c));
-      sock.on('end', r);
-      sock.on('close', r);
-    });
-    await finish();
-    await exec.inspect();
-    return { pauses, file };
+  const make = (m) => {
+    const cmd = ['/bin/sh', '-c', gen(m)];
+    return {
+      cli: withCpu(async () => {
+        await dockerToFile(['exec', sandbox.id, ...cmd], out, TIME ? [TIME, '-o', timeFile, '-f', '%U %S'] : []);
+        const [u, s] = TIME ? readFileSync(timeFile, 'utf8').trim().split('\n').pop().split(' ').map(Number) : [NaN, NaN];
+        return { file: out, cli: (u + s) * 1000 };
+      }),
+      transport: withCpu(() => transportRun(cmd)),
+      'transport+file': withCpu(() => withFile(out, (fd) => transportRun(cmd, fd))),
+      engine: withCpu(() => withFile(out, async (fd) => {
+        const s = await plainEngine.exec(sandbox.id, { cmd }, (_stream, chunk) => writeAll(fd, chunk));
+        const { exitCode } = await s.done;
+        if (exitCode !== 0) throw new Error(`engine.exec exited ${exitCode}`);
+      })),
+      ours: withCpu(async () => {
+        cur = { t0: now() };
+        const r = await sandbox.exec(gen(m), { timeoutMs: 3_600_000 });
+        if (r.exitCode !== 0 || r.bytes.stdout !== m * MiB) throw new Error(`sandbox.exec: exit ${r.exitCode}, ${r.bytes.stdout} bytes of stdout`);
+        return { file: r.logPath, ...cur, end: now() };
+      }),
+    };
   };
-  const timeFile = join(tmp, 'time.out');
-  const oursDetail = [];
-  const variants = {
-    cliToFile: withCpu('cliToFile', async () => {
-      await dockerToFile(['exec', sandbox.id, ...cmd], join(tmp, 'cli.out'), ['/usr/bin/time', '-o', timeFile, '-f', '%U %S']);
-      const [u, s] = readFileSync(timeFile, 'utf8').trim().split('\n').pop().split(' ').map(Number);
-      return { cliCpuMs: (u + s) * 1000, file: join(tmp, 'cli.out') };
-    }),
-    rawDemuxDiscard: withCpu('rawDemuxDiscard', () => raw('discard')),
-    rawDemuxWriteStream: withCpu('rawDemuxWriteStream', () => raw('stream')),
-    rawDemuxBatched1MiB: withCpu('rawDemuxBatched1MiB', () => raw('batched')),
-    rawDemuxWriteSync: withCpu('rawDemuxWriteSync', () => raw('sync')),
-    engineNoop: withCpu('engineNoop', async () => {
-      const s = await sandbox.deps.engine.exec(sandbox.id, { cmd }, () => {});
-      await s.done;
-    }),
-    // What-if variants: ours with StreamWindow.push counting newlines by an indexOf loop (the
-    // code before the SWAR change), or not counting at all (an upper bound). Patched on the
-    // prototype for the one call only; src/ is not touched.
-    oursIndexOfCount: withCpu('oursIndexOfCount', () => withPush(pushCountingBy(countByIndexOf), oursOnce)),
-    oursNoCount: withCpu('oursNoCount', () => withPush(pushCountingBy(() => 0), oursOnce)),
-    ours: withCpu('ours', async () => {
-      calls.length = 0;
-      const t0 = now();
-      const r = await sandbox.exec(gen, { timeoutMs: 600_000 });
-      const t1 = now();
-      const c = calls[0];
-      oursDetail.push({ total: t1 - t0, engineExec: c.started - c.t0, stream: c.last - c.started, cbMs: c.cbMs, chunks: c.chunks, pauses: c.pauses, pausedMs: c.pausedMs, afterDone: t1 - c.done, lastToDone: c.done - c.last });
-      return { file: r.logPath };
-    }),
+  // Untimed, after each run: the byte count checked, the file (and ours' .json) deleted.
+  const check = (m) => (name, d) => {
+    const bytes = d.file ? statSync(d.file).size : d.bytes;
+    if (d.file) [d.file, d.file.replace(/\.log$/, '.json')].forEach(rmQuiet);
+    if (bytes !== m * MiB) throw new Error(`${name}: ${bytes} bytes, expected ${m * MiB}`);
   };
-  const only = process.env.VARIANTS?.split(',');
-  if (only) for (const k of Object.keys(variants)) if (!only.includes(k)) delete variants[k];
-  const { times, details } = await interleave(variants, { rounds, warmup: 0, between: (_n, d) => d?.file && rmQuiet(d.file) });
-  console.log(`${mb} MiB of ${process.env.GEN === 'lines' ? '80-byte text lines' : 'zeros'}, ${rounds} interleaved rounds (load ${loadAvg()}). Medians: wall, throughput, CPU ms of node / docker CLI / dockerd / container shim:`);
-  for (const [name, v] of Object.entries(times)) {
-    const c = cpu[name];
-    const pauses = details[name][0]?.pauses !== undefined ? `  pauses ${median(details[name].map((d) => d.pauses))}` : '';
-    console.log(
-      `  ${name.padEnd(20)} ${fmtMs(median(v)).padStart(9)} ${((mb * MiB) / 1e6 / (median(v) / 1000)).toFixed(0).padStart(5)} MB/s` +
-        `  cpu node ${median(c.node).toFixed(0).padStart(5)} (sys ${median(c.nodeSys).toFixed(0).padStart(4)})  cli ${median(c.cli).toFixed(0).padStart(5)}  dockerd ${median(c.dockerd).toFixed(0).padStart(5)}  shim ${median(c.shim).toFixed(0).padStart(5)}` +
-        `  (runs ${v.map((x) => (x / 1000).toFixed(1)).join(' ')} s)${pauses}`,
-    );
+  await interleave(make(Math.min(mb, 64)), { rounds: 1, between: check(Math.min(mb, 64)) }); // warm-up
+  const { times, details } = await interleave(make(mb), { rounds, between: check(mb) });
+
+  const ms = (v) => (Number.isFinite(v) ? v.toFixed(0) : 'n/a').padStart(5);
+  console.log(`${mb} MiB of ${lines ? '80-byte text lines' : 'zeros'} (\`${gen(mb)}\`), ${rounds} interleaved rounds after a warm-up (load ${loadAvg()}).`);
+  console.log(`Medians: wall, throughput, CPU ms (user+sys) meanwhile of this process (its sys), the docker CLI, dockerd${dockerd.length ? '' : ' (not found)'}, the container's shim${shim.length ? '' : ' (not found)'}:`);
+  for (const [name, t] of Object.entries(times)) {
+    const d = details[name];
+    const m = (k) => ms(median(d.map((x) => x[k])));
+    console.log(`  ${name.padEnd(15)} ${fmtMs(median(t)).padStart(9)} ${ms((mb * MiB) / 1e6 / (median(t) / 1000))} MB/s   node ${m('node')} (sys ${m('sys')})   cli ${name === 'cli' ? m('cli') : '    -'}   dockerd ${m('dockerd')}   shim ${m('shim')}   runs ${t.map(fmtMs).join(', ')}`);
   }
-  const m = (k) => fmtMs(median(oursDetail.map((d) => d[k])));
-  console.log(`  ours: engine.exec ${m('engineExec')}, streaming ${m('stream')}, in onOutput callbacks ${m('cbMs')} over ${median(oursDetail.map((d) => d.chunks))} chunks, ` +
-    `${median(oursDetail.map((d) => d.pauses))} pauses totalling ${m('pausedMs')}, last byte -> exit ${m('lastToDone')}, after exit ${m('afterDone')}`);
+  const o = details.ours;
+  const om = (f) => fmtMs(median(o.map(f)));
+  console.log(`  ours: engine.exec ${om((c) => c.returned - c.call)}, streaming ${om((c) => c.last - c.returned)} of which ${om((c) => c.cbMs)} in its output callback ` +
+    `(capture + log write, ${Math.round(median(o.map((c) => c.chunks)))} chunks), last byte -> exit code ${om((c) => c.done - c.last)}, after that ${om((c) => c.end - c.done)}`);
 }
 
-async function oursOnce() {
-  const r = await sandbox.exec(generator(Number(process.argv[3] ?? 1024)), { timeoutMs: 600_000 });
-  return { file: r.logPath };
-}
-
-async function withPush(push, f) {
-  const orig = StreamWindow.prototype.push;
-  StreamWindow.prototype.push = push;
-  try {
-    return await f();
-  } finally {
-    StreamWindow.prototype.push = orig;
-  }
-}
-
-/** StreamWindow.push as in dist, with another newline counter. */
-function pushCountingBy(count) {
-  return function push(chunk) {
-    const n = chunk.length;
-    if (n === 0) return;
-    this.total += n;
-    this.lastByte = chunk[n - 1];
-    this.newlines += count(chunk);
-    if (!this.headFull) this.pushHead(chunk);
-    this.pushRing(chunk);
-  };
-}
-
-function countByIndexOf(buf) {
-  let count = 0;
-  let pos = buf.indexOf(10);
-  while (pos !== -1) {
-    count++;
-    pos = buf.indexOf(10, pos + 1);
-  }
-  return count;
-}
-
-function writeAll(fd, buf, done) {
-  write(fd, buf, 0, buf.length, null, (err, n) => {
-    if (err) throw err;
-    if (n < buf.length) writeAll(fd, buf.subarray(n), done);
-    else done();
-  });
+// ---------------------------------------------------------------- run
+const sandbox = await manager.start({ image: MINIMAL_IMAGE });
+const container = dockerode.getContainer(sandbox.id);
+try {
+  if (mode === 'exec') await profileExec(args[0] ?? 100);
+  else await profileOutput(args[0] ?? 1024, args[1] ?? 3);
+} finally {
+  await manager.stopAll();
 }
