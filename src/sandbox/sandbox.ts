@@ -135,6 +135,11 @@ export class Sandbox implements AsyncDisposable {
   private stopping: Promise<void> | undefined;
   /** cgroup counters as last read; a fresh container starts at zero. */
   private counters: Counters = { oomKills: 0, pidsRefused: 0 };
+  /**
+   * Commands running now, each with whether another one ran beside it: the limit counters
+   * are the container's, so a limit hit then cannot be pinned on one of them.
+   */
+  private readonly running = new Set<{ overlapped: boolean }>();
 
   constructor(
     readonly info: Readonly<SandboxInfo>,
@@ -161,6 +166,17 @@ export class Sandbox implements AsyncDisposable {
    * @throws SandboxError only for infrastructure failures (container gone, engine down).
    */
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    const slot = { overlapped: this.running.size > 0 };
+    for (const other of this.running) other.overlapped = true;
+    this.running.add(slot);
+    try {
+      return await this.execOnce(command, options, slot);
+    } finally {
+      this.running.delete(slot);
+    }
+  }
+
+  private async execOnce(command: string | readonly string[], options: ExecOptions, slot: { overlapped: boolean }): Promise<ExecResult> {
     const timeoutMs = validateExecOptions(options, this.deps.exec);
     const commandText = typeof command === 'string' ? command : command.join(' ');
     if (commandText.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'The command is empty.');
@@ -270,7 +286,7 @@ export class Sandbox implements AsyncDisposable {
     const timedOut = interrupted === 'timeout';
     const canceled = interrupted === 'cancel';
     const finalExit = timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (exitCode ?? 1);
-    const reason = this.explain({ timedOut, canceled, oomKilled, pidsLimitHit, timeoutMs, killReport, ...(log.error ? { logError: log.error } : {}) });
+    const reason = this.explain({ timedOut, canceled, oomKilled, pidsLimitHit, overlapped: slot.overlapped, timeoutMs, killReport, ...(log.error ? { logError: log.error } : {}) });
     const stdout = out.render(logPath);
     const stderr = err.render(logPath);
     const result: ExecResult = {
@@ -299,12 +315,16 @@ export class Sandbox implements AsyncDisposable {
     return result;
   }
 
-  private explain(f: { timedOut: boolean; canceled: boolean; oomKilled: boolean; pidsLimitHit: boolean; timeoutMs: number; killReport?: string; logError?: string }): string | undefined {
+  private explain(f: { timedOut: boolean; canceled: boolean; oomKilled: boolean; pidsLimitHit: boolean; overlapped: boolean; timeoutMs: number; killReport?: string; logError?: string }): string | undefined {
     const parts: string[] = [];
     if (f.timedOut) parts.push(`timed out after ${f.timeoutMs} ms; its process tree was killed`);
     if (f.canceled) parts.push('canceled; its process tree was killed');
     if (f.oomKilled) parts.push(`killed by the memory limit (${Math.round(this.info.memoryBytes / 1024 ** 2)} MiB)`);
     if (f.pidsLimitHit) parts.push(`hit the process limit (${this.info.pidsLimit} processes): forks were refused`);
+    if (f.overlapped && (f.oomKilled || f.pidsLimitHit)) {
+      // The counters are the container's: a command running beside this one may be the one that hit the limit.
+      parts.push('another command ran in this container at the same time, and the limit may have hit that one instead');
+    }
     if (f.killReport && !f.killReport.startsWith('gone')) parts.push(`cleanup: ${f.killReport}`);
     if (f.logError) parts.push(`the full log could not be written (${f.logError})`);
     return parts.length ? parts.join('; ') : undefined;

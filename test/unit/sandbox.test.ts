@@ -278,6 +278,33 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     expect(r.reason).toContain('process limit (64 processes)');
   });
 
+  test('a limit hit while another command ran beside it says that the other one may be the cause', async () => {
+    let engine!: FakeEngine;
+    const script: ExecScript = (id, spec) => {
+      // The background command's header carries the counters at its start, as the real wrapper's does.
+      if (spec.cmd.join(' ').includes('sleep 100')) return { frames: [err('\x1e77:0:0\x1e')], exitCode: null, hangUntilKilled: true, emitPidMarker: false };
+      engine.setCgroup(id, { oomKill: (n += 1) });
+      return { frames: [err('Killed\n')], exitCode: 137 };
+    };
+    let n = 0;
+    const s = await setup({ engine: { script } });
+    engine = s.engine;
+    const ac = new AbortController();
+    const background = s.sandbox.exec('sleep 100', { signal: ac.signal });
+    const r = await s.sandbox.exec('python eat_memory.py');
+    expect(r.oomKilled).toBe(true);
+    expect(r.reason).toContain('another command ran in this container at the same time, and the limit may have hit that one instead');
+    ac.abort();
+    const bg = await background;
+    // The background command saw the container's OOM kill too, and says the same.
+    expect(bg).toMatchObject({ canceled: true, oomKilled: true });
+    expect(bg.reason).toContain('another command ran in this container at the same time');
+    // Alone again: the kill is its own.
+    const alone = await s.sandbox.exec('python eat_memory.py');
+    expect(alone.oomKilled).toBe(true);
+    expect(alone.reason).not.toContain('another command');
+  });
+
   test('a fork refused during a command that exits 2 is reported on that command, not on a later one', async () => {
     let engine!: FakeEngine;
     let n = 0;
