@@ -43,6 +43,8 @@ export interface ExecStream {
 
 /** Bytes of output read per system call at most (and the one buffer they are read into). */
 export const READ_BUFFER_BYTES = 256 * 1024;
+/** How long the engine may take to answer the start of a command (it answers at once). */
+export const ANSWER_TIMEOUT_MS = 60_000;
 /** A response head longer than this is not the engine's. */
 const MAX_HEAD_BYTES = 64 * 1024;
 /** An error body longer than this is cut (the message is what matters). */
@@ -59,7 +61,9 @@ export function openExecStream(
   transport: EngineTransport,
   execId: string,
   onBytes: (buf: Buffer, start: number, end: number) => void,
+  options: { answerTimeoutMs?: number } = {},
 ): Promise<ExecStream> {
+  const answerTimeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   return new Promise((resolveOpen, rejectOpen) => {
     const body = '{"Detach":false,"Tty":false}';
     const request =
@@ -83,11 +87,14 @@ export function openExecStream(
     });
 
     const failOpen = (e: Error) => {
+      clearTimeout(answerTimer);
       if (phase === 'done') return;
       phase = 'done';
       socket.destroy();
       rejectOpen(e);
     };
+    // An engine that takes the connection but never answers would hold the command forever.
+    const answerTimer = setTimeout(() => failOpen(new Error(`The engine did not answer the start of a command within ${answerTimeoutMs} ms.`)), answerTimeoutMs);
 
     const onRead = (buf: Buffer, start: number, end: number): void => {
       if (phase === 'stream') return onBytes(buf, start, end);
@@ -107,6 +114,7 @@ export function openExecStream(
       const rest = head.subarray(cut + 4);
       head = Buffer.alloc(0);
       if (response.status === 101 || response.status === 200) {
+        clearTimeout(answerTimer);
         phase = 'stream';
         resolveOpen({ ended, destroy: () => socket.destroy() });
         if (rest.length) onBytes(rest, 0, rest.length);

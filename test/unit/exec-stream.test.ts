@@ -194,6 +194,17 @@ describe('openExecStream over a unix socket', () => {
     }
   });
 
+  test('an engine that takes the connection but never answers: rejected after the answer timeout', async () => {
+    const engine = await unixEngine({ pieces: [], finish: 'hold' });
+    try {
+      const started = Date.now();
+      await expect(openExecStream(engine.transport, 'x', () => undefined, { answerTimeoutMs: 200 })).rejects.toThrow('The engine did not answer the start of a command within 200 ms.');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    } finally {
+      await engine.close();
+    }
+  });
+
   test('no engine at the socket: the socket error with its code', async () => {
     const e = (await openExecStream({ kind: 'net', options: { path: join(dir, 'nobody.sock') }, hostHeader: 'localhost' }, 'x', () => undefined).catch((err: unknown) => err)) as NodeJS.ErrnoException;
     expect(e.code).toBe('ENOENT');
