@@ -1,13 +1,6 @@
 import type { StreamId } from '../../src/engine/container-engine.js';
 import { FrameDemuxer } from '../../src/engine/demux.js';
-
-function frame(type: number, payload: string | Buffer): Buffer {
-  const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-  const header = Buffer.alloc(8);
-  header[0] = type;
-  header.writeUInt32BE(body.length, 4);
-  return Buffer.concat([header, body]);
-}
+import { frame } from '../support/frames.js';
 
 /** Collects what the demuxer emits: per stream, and the order of (merged) segments. */
 function collector() {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { ExecStartError, openExecStream, type EngineTransport } from '../../src/engine/exec-stream.js';
+import { frame } from '../support/frames.js';
 
 /**
  * A stand-in engine speaking the exec-start side of the Docker API on a real socket:
@@ -69,14 +70,6 @@ async function tcpEngine(script: Script): Promise<{ transport: EngineTransport; 
     served,
     close: () => new Promise((r) => server.close(() => r())),
   };
-}
-
-function frame(type: number, payload: string | Buffer): Buffer {
-  const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-  const header = Buffer.alloc(8);
-  header[0] = type;
-  header.writeUInt32BE(body.length, 4);
-  return Buffer.concat([header, body]);
 }
 
 const UPGRADED = 'HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n';
