@@ -91,6 +91,12 @@ export function execCreates(events: DockerEvent[]): DockerEvent[] {
   return events.filter((e) => e.Type === 'container' && e.Action.startsWith('exec_create'));
 }
 
+/** The exec_die event of the exec that `execCreate` (an exec_create event) made, if it came. */
+export function execDieOf(events: DockerEvent[], execCreate: DockerEvent): DockerEvent | undefined {
+  const execId = execCreate.Actor.Attributes['execID'];
+  return events.find((e) => e.Action === 'exec_die' && e.Actor.Attributes['execID'] === execId);
+}
+
 /** The calls genaicode forced to askQuestion: one per turn. */
 export function askQuestionCalls(run: RunResult): RecordedCall[] {
   return run.calls.filter((c) => c.requiredFunctionName === 'askQuestion');
@@ -148,16 +154,21 @@ export function filesUnder(dir: string, suffix: string): string[] {
   return out;
 }
 
+/** The value of the owner label (genaicode-docker.owner) of a genaicode child's containers. */
+export function ownerOf(pid: number): string {
+  return `${hostname()}:${pid}`;
+}
+
 /** Managed containers of a genaicode child (by its owner label) still on the engine, all states. */
 export async function leftOf(pid: number): Promise<string[]> {
-  const r = await listManaged({ 'genaicode-docker.owner': `${hostname()}:${pid}` });
+  const r = await listManaged({ 'genaicode-docker.owner': ownerOf(pid) });
   return r.map((c) => `${c.name} (${c.status})`);
 }
 
 /** Safety net for afterAll (the tests assert that nothing is left): removes anything of these children. */
 export async function removeLeftovers(pids: number[]): Promise<void> {
   for (const pid of pids) {
-    const left = await listManaged({ 'genaicode-docker.owner': `${hostname()}:${pid}` });
+    const left = await listManaged({ 'genaicode-docker.owner': ownerOf(pid) });
     if (left.length) await docker(['rm', '-f', ...left.map((c) => c.id)]);
   }
 }

@@ -3,7 +3,8 @@
  * ask-question dispatcher, a scripted model, and a real Docker engine.
  *
  * Every scenario is one genaicode child process. They are independent, so all of them are
- * started at once (beforeAll) and each test awaits its own scenario and asserts on:
+ * started at once (beforeAll, harness/scenarios.ts) and each test awaits its own scenario and
+ * asserts on:
  *  - what the scripted model was sent (system prompt, askQuestion's action list, the
  *    plugin's argument requests, the compact answers as function responses, the summary
  *    request);
@@ -13,14 +14,11 @@
  *
  * Requires `npx tsc -p tsconfig.build.json` first (the plugin is loaded from dist/).
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DOCKER_ACTION_DESCRIPTIONS } from '../../src/prompt/steps/step-ask-question/handlers/docker.js';
-import { docker, dockerOk, inspectContainer, listManaged, MINIMAL_IMAGE, PYTHON_IMAGE, requireEngine } from '../support/engine.js';
+import { docker, dockerOk, inspectContainer, MINIMAL_IMAGE, PYTHON_IMAGE, waitFor } from '../support/engine.js';
 import {
   actionAnswer,
   allDestroyed,
@@ -28,33 +26,15 @@ import {
   callsOfTurn,
   createdIds,
   execCreates,
+  execDieOf,
   EventWatcher,
   filesUnder,
   leftOf,
-  removeLeftovers,
   type DockerEvent,
 } from './docker-observe.js';
-import {
-  askQuestion,
-  createProject,
-  describeRun,
-  expectCall,
-  functionCall,
-  getAskQuestionActionTypes,
-  getSystemPrompt,
-  promptText,
-  startGenaicode,
-  type CreateProjectOptions,
-  type GenaicodeProcess,
-  type Json,
-  type Project,
-  type RunResult,
-  type ScriptEntry,
-} from './harness/harness.js';
+import { askQuestion, expectCall, functionCall, getAskQuestionActionTypes, getSystemPrompt, promptText, type ScriptEntry } from './harness/harness.js';
+import { END, expectRunOk, pluginCall, setUpScenarios, type Observe, type Observed } from './harness/scenarios.js';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PLUGIN = path.resolve(HERE, '../../dist/plugin.js');
-const HOST = os.hostname();
 const RUN = randomBytes(3).toString('hex');
 const LOGS_DIR = '.genaicode-docker/logs';
 const SEED_001_PROMPT = 'Summarize concisely, noting errors, failures, and important results (~200 tokens)';
@@ -63,11 +43,6 @@ const TEST_TIMEOUT_MS = 200_000;
 
 // ---------------------------------------------------------------------------------------
 // Script pieces
-
-/** The plugin's request for an action's arguments: one definition, no required name, the cheap tier. */
-function pluginCall(name: string, args: Record<string, Json>): ScriptEntry {
-  return expectCall(name, functionCall(name, args), { expectRequiredFunction: null, expectModelType: 'cheap', label: `${name} arguments` });
-}
 
 function start(name: string, image = MINIMAL_IMAGE): ScriptEntry[] {
   return [askQuestion('plugin:startContainer', `Starting ${name}`), pluginCall('startContainer', { image, name })];
@@ -83,8 +58,6 @@ function run(containerId: string, cmd: string, timeoutMs?: number): ScriptEntry[
 function stop(containerId: string): ScriptEntry[] {
   return [askQuestion('plugin:stopContainer', `Stopping ${containerId}`), pluginCall('stopContainer', { containerId })];
 }
-
-const END: ScriptEntry = askQuestion('endConversation', 'Done.');
 
 // ---------------------------------------------------------------------------------------
 // The main scenario's commands
@@ -112,70 +85,11 @@ const SLOW_CMD = 'echo started-long; sleep 30';
 // ---------------------------------------------------------------------------------------
 // Scenarios: one genaicode child each, all started together.
 
-interface Observed {
-  project: Project;
-  run: RunResult;
-  /** The child's pid: the owner label of its containers. */
-  pid: number;
-  /** Engine events of the run's containers (owner label), until they were all destroyed. */
-  events: DockerEvent[];
-  /** Whatever `during` returned. */
-  extra: Record<string, unknown>;
-  /** When the child process exited (Date.now() at its 'exit' event). */
-  exitedAt: number;
-}
-
-const projects: Project[] = [];
-const pids: number[] = [];
-
-async function observe(
-  options: Omit<CreateProjectOptions, 'plugins'>,
-  during?: (child: GenaicodeProcess) => Promise<Record<string, unknown>>,
-): Promise<Observed> {
-  const project = await createProject({ plugins: [PLUGIN], ...options });
-  projects.push(project);
-  const since = Date.now() - 1000;
-  const child = startGenaicode(project, { timeoutMs: CHILD_TIMEOUT_MS });
-  const pid = child.pid;
-  if (pid === undefined) throw new Error(`genaicode did not spawn: ${describeRun(await child.result)}`);
-  pids.push(pid);
-  let exitedAt = Number.NaN;
-  child.once('exit', () => (exitedAt = Date.now()));
-  const watcher = new EventWatcher([`label=genaicode-docker.owner=${HOST}:${pid}`], since);
-  let extra: Record<string, unknown> = {};
-  let failure: unknown;
-  if (during) {
-    try {
-      extra = await during(child);
-    } catch (e) {
-      failure = e;
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGTERM'), 3000).unref();
-    }
-  }
-  const result = await child.result;
-  // Removal may finish a moment after the child is gone: wait for every destroy event.
-  await watcher.waitUntil(allDestroyed, 10_000);
-  await new Promise((r) => setTimeout(r, 300)); // stragglers of the stream
-  const events = await watcher.stop();
-  if (failure) throw new Error(`${failure instanceof Error ? failure.message : String(failure)}\n${describeRun(result)}`);
-  return { project, run: result, pid, events, extra, exitedAt };
-}
-
-/** Polls the docker CLI until `check` holds. */
-async function pollUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const FOREIGN = `foreign-x-${RUN}`;
 let foreign: { id: string; startedAt: string; pid: number } | undefined;
 let foreignEvents: DockerEvent[] = [];
 
-function startAll() {
+function startAll(observe: Observe) {
   const main = observe({
     explicitPrompt: 'Check the build in a sandbox.',
     script: [
@@ -279,13 +193,11 @@ function startAll() {
       // The runCommand arguments were handed over (4th model call)...
       await child.waitForCalls(4, 120_000);
       // ...and the command is running in the container.
-      let top = '';
-      await pollUntil(
+      const top = await waitFor(
         'sleep 300 to run in the container',
         async () => {
           const r = await docker(['top', ABORT]);
-          top = r.stdout;
-          return r.code === 0 && top.includes('sleep 300');
+          return r.code === 0 && r.stdout.includes('sleep 300') ? r.stdout : undefined;
         },
         60_000,
       );
@@ -304,27 +216,12 @@ function startAll() {
   return { main, notFound, notAllowed, declined, invalidArgs, summarizerFails, aborted, leftRunning };
 }
 
-let scenarios: ReturnType<typeof startAll> | undefined;
-function scenario<K extends keyof ReturnType<typeof startAll>>(name: K): ReturnType<typeof startAll>[K] {
-  if (!scenarios) throw new Error('the scenarios were not started (see beforeAll)');
-  return scenarios[name];
-}
-
-beforeAll(async () => {
-  await requireEngine();
-  if (!existsSync(PLUGIN)) throw new Error(`${PLUGIN} is missing: build the plugin first with \`npx tsc -p tsconfig.build.json\`.`);
-  scenarios = startAll();
-  // Each test awaits its own scenario; mark them handled so an early failure is not "unhandled".
-  for (const p of Object.values(scenarios)) p.catch(() => undefined);
-}, 60_000);
-
-afterAll(async () => {
-  if (scenarios) await Promise.allSettled(Object.values(scenarios));
-  await docker(['rm', '-f', FOREIGN]);
-  await removeLeftovers(pids);
-  await Promise.all(projects.map((p) => p.cleanup()));
-}, 60_000);
-
+const scenario = setUpScenarios({
+  childTimeoutMs: CHILD_TIMEOUT_MS,
+  start: startAll,
+  // The foreign container is this file's own: the plugin must never remove it.
+  cleanup: () => docker(['rm', '-f', FOREIGN]),
+});
 
 /**
  * Every container of the run was removed by the run itself: its kill/die/destroy began
@@ -340,10 +237,6 @@ function expectRemovedByTheRun(o: Observed): void {
     expect(ends[0]!.timeNano / 1e6).toBeLessThanOrEqual(o.exitedAt);
     expect(destroy!.timeNano / 1e6).toBeLessThan(o.exitedAt + 2000);
   }
-}
-
-function expectRunOk(o: Observed): void {
-  if (o.run.exitCode !== 0 || o.run.unusedScriptEntries !== 0) throw new Error(describeRun(o.run));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -611,8 +504,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       // The exec of `sleep 300` died of SIGKILL before anything happened to the container itself.
       const sleepExec = execCreates(o.events).find((e) => e.Action.includes('sleep 300'));
       expect(sleepExec).toBeDefined();
-      const execId = sleepExec!.Actor.Attributes['execID'];
-      const execDie = o.events.find((e) => e.Action === 'exec_die' && e.Actor.Attributes['execID'] === execId);
+      const execDie = execDieOf(o.events, sleepExec!);
       expect(execDie?.Actor.Attributes['exitCode']).toBe('137');
       const containerEnd = o.events.find((e) => ['kill', 'die', 'stop', 'destroy'].includes(e.Action));
       expect(containerEnd).toBeDefined();

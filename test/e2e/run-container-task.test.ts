@@ -10,7 +10,7 @@
  * shown is asserted against the inner-loop and summary prompts; the answer the main model reads
  * is the function response in the next askQuestion call's prompt.
  *
- * Scenarios (one genaicode child each, all started together in beforeAll):
+ * Scenarios (one genaicode child each, all started together in beforeAll, harness/scenarios.ts):
  *  - main:       write a file, a failing command (exit 2), recovery (42), complete, summary;
  *  - aborted:    `sleep 300` as a step, SIGTERM to the child while it runs;
  *  - declined:   the user rejects the start: USER_DECLINED, no container;
@@ -19,34 +19,21 @@
  * Requires `npx tsc -p tsconfig.build.json` first (the plugin is loaded from dist/).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { docker, dockerOk, listManaged, MINIMAL_IMAGE, PYTHON_IMAGE, requireEngine } from '../support/engine.js';
-import { actionAnswer, allDestroyed, askQuestionCalls, callsOfTurn, createdIds, execCreates, EventWatcher, type DockerEvent, leftOf, removeLeftovers } from './docker-observe.js';
+import { docker, dockerOk, MINIMAL_IMAGE, PYTHON_IMAGE, waitFor } from '../support/engine.js';
+import { actionAnswer, allDestroyed, askQuestionCalls, callsOfTurn, createdIds, execCreates, execDieOf, leftOf, ownerOf } from './docker-observe.js';
 import {
   askQuestion,
-  createProject,
-  describeRun,
-  expectCall,
   functionCall,
   getAskQuestionActionTypes,
   getSystemPrompt,
   promptText,
-  startGenaicode,
-  type CreateProjectOptions,
-  type GenaicodeProcess,
-  type Json,
-  type Project,
   type RecordedCall,
-  type RunResult,
   type ScriptedCall,
   type ScriptEntry,
 } from './harness/harness.js';
+import { END, expectRunOk, pluginCall, setUpScenarios, type Observe } from './harness/scenarios.js';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PLUGIN = path.resolve(HERE, '../../dist/plugin.js');
-const HOST = os.hostname();
 const CHILD_TIMEOUT_MS = 150_000;
 const TEST_TIMEOUT_MS = 180_000;
 
@@ -75,15 +62,6 @@ const PY_ERROR = "can't open file";
 const MODEL_SUMMARY = 'answer.py prints 42; a first attempt ran the missing missing.py and exited 2, then answer.py was run successfully.';
 const COMPLETE_NOTE = 'answer.py printed 42';
 
-/** The handler's request for the task's arguments: one definition, no required name, the cheap tier. */
-function taskArgs(args: Record<string, Json>): ScriptEntry {
-  return expectCall('runContainerTask', functionCall('runContainerTask', args), {
-    expectRequiredFunction: null,
-    expectModelType: 'cheap',
-    label: 'runContainerTask arguments',
-  });
-}
-
 /** One inner step: the three step functions offered, the cheap tier, no required name. */
 function step(label: string, call: ScriptedCall, expectPromptIncludes: string[] = []): ScriptEntry {
   return {
@@ -96,73 +74,17 @@ function step(label: string, call: ScriptedCall, expectPromptIncludes: string[] 
   };
 }
 
-const END: ScriptEntry = askQuestion('endConversation', 'Done.');
-
 // ---------------------------------------------------------------------------------------
 // Scenarios
 
-interface Observed {
-  project: Project;
-  run: RunResult;
-  pid: number;
-  /** Engine events of the run's containers (owner label), until all were destroyed. */
-  events: DockerEvent[];
-  extra: Record<string, unknown>;
-}
-
-const projects: Project[] = [];
-const pids: number[] = [];
-
-async function observe(
-  options: Omit<CreateProjectOptions, 'plugins'>,
-  during?: (child: GenaicodeProcess, pid: number) => Promise<Record<string, unknown>>,
-): Promise<Observed> {
-  const project = await createProject({ plugins: [PLUGIN], ...options });
-  projects.push(project);
-  const since = Date.now() - 1000;
-  const child = startGenaicode(project, { timeoutMs: CHILD_TIMEOUT_MS });
-  const pid = child.pid;
-  if (pid === undefined) throw new Error(`genaicode did not spawn: ${describeRun(await child.result)}`);
-  pids.push(pid);
-  const watcher = new EventWatcher([`label=genaicode-docker.owner=${HOST}:${pid}`], since);
-  let extra: Record<string, unknown> = {};
-  let failure: unknown;
-  if (during) {
-    try {
-      extra = await during(child, pid);
-    } catch (e) {
-      failure = e;
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGTERM'), 3000).unref();
-    }
-  }
-  const result = await child.result;
-  await watcher.waitUntil(allDestroyed, 10_000);
-  await new Promise((r) => setTimeout(r, 300)); // stragglers of the stream
-  const events = await watcher.stop();
-  if (failure) throw new Error(`${failure instanceof Error ? failure.message : String(failure)}\n${describeRun(result)}`);
-  return { project, run: result, pid, events, extra };
-}
-
-/** Polls until `check` returns a value, or fails after `timeoutMs`. */
-async function pollFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function startAll() {
+function startAll(observe: Observe) {
   const main = observe({
     explicitPrompt: 'Check in a sandbox that Python computes 6*7 correctly.',
     // No network needed: keep the task container off the bridge (task.network defaults to bridge).
     files: { '.genaicode-docker.json': JSON.stringify({ task: { network: 'none' } }) },
     script: [
       askQuestion('plugin:runContainerTask', 'Running the check as a container task'),
-      taskArgs({ image: PYTHON_IMAGE, taskDescription: TASK }),
+      pluginCall('runContainerTask', { image: PYTHON_IMAGE, taskDescription: TASK }),
       step('step 1', functionCall('nextCommand', { command: CMD_WRITE, reasoning: 'write the script first' })),
       step('step 2', functionCall('nextCommand', { command: CMD_FAIL, reasoning: 'run it (wrong file name)' }), [CMD_WRITE]),
       step('step 3', functionCall('nextCommand', { command: CMD_RUN, reasoning: 'run the right file' }), [CMD_FAIL, PY_ERROR]),
@@ -184,7 +106,7 @@ function startAll() {
       files: { '.genaicode-docker.json': JSON.stringify({ task: { network: 'none' } }) },
       script: [
         askQuestion('plugin:runContainerTask', 'Waiting in a container task'),
-        taskArgs({ image: MINIMAL_IMAGE, taskDescription: 'Sleep for five minutes, then report that the wait is over.' }),
+        pluginCall('runContainerTask', { image: MINIMAL_IMAGE, taskDescription: 'Sleep for five minutes, then report that the wait is over.' }),
         step('sleep step', functionCall('nextCommand', { command: 'sleep 300' })),
         // Never reached: after the abort, neither the loop nor genaicode asks a model again.
         step('after the abort', functionCall('taskFailed', { reason: 'should not be asked' })),
@@ -194,10 +116,10 @@ function startAll() {
     async (child, pid) => {
       await child.waitForCalls(3, 90_000);
       // The step's command is running in the task container: its host pid from `docker top`.
-      const found = await pollFor(
+      const found = await waitFor(
         'sleep 300 to run in the task container',
         async () => {
-          const ids = (await dockerOk(['ps', '-q', '--filter', 'label=genaicode-docker.managed=true', '--filter', `label=genaicode-docker.owner=${HOST}:${pid}`]))
+          const ids = (await dockerOk(['ps', '-q', '--filter', 'label=genaicode-docker.managed=true', '--filter', `label=genaicode-docker.owner=${ownerOf(pid)}`]))
             .split('\n')
             .map((s) => s.trim())
             .filter(Boolean);
@@ -221,7 +143,7 @@ function startAll() {
     confirmations: [{ confirmed: false, promptIncludes: 'Start a Docker container from' }],
     script: [
       askQuestion('plugin:runContainerTask', 'Running a task'),
-      taskArgs({ image: MINIMAL_IMAGE, taskDescription: 'List the files of the working directory and report them.' }),
+      pluginCall('runContainerTask', { image: MINIMAL_IMAGE, taskDescription: 'List the files of the working directory and report them.' }),
       END,
     ],
   });
@@ -231,7 +153,7 @@ function startAll() {
     files: { '.genaicode-docker.json': JSON.stringify({ images: { allow: ['genaicode-docker/sandbox-minimal:*'] } }) },
     script: [
       askQuestion('plugin:runContainerTask', 'Running a Python task'),
-      taskArgs({ image: PYTHON_IMAGE, taskDescription: 'Print the Python version and report it.' }),
+      pluginCall('runContainerTask', { image: PYTHON_IMAGE, taskDescription: 'Print the Python version and report it.' }),
       END,
     ],
   });
@@ -239,29 +161,7 @@ function startAll() {
   return { main, aborted, declined, notAllowed };
 }
 
-let scenarios: ReturnType<typeof startAll> | undefined;
-function scenario<K extends keyof ReturnType<typeof startAll>>(name: K): ReturnType<typeof startAll>[K] {
-  if (!scenarios) throw new Error('the scenarios were not started (see beforeAll)');
-  return scenarios[name];
-}
-
-beforeAll(async () => {
-  await requireEngine();
-  if (!existsSync(PLUGIN)) throw new Error(`${PLUGIN} is missing: build the plugin first with \`npx tsc -p tsconfig.build.json\`.`);
-  scenarios = startAll();
-  for (const p of Object.values(scenarios)) p.catch(() => undefined);
-}, 60_000);
-
-afterAll(async () => {
-  if (scenarios) await Promise.allSettled(Object.values(scenarios));
-  await removeLeftovers(pids);
-  await Promise.all(projects.map((p) => p.cleanup()));
-}, 60_000);
-
-
-function expectRunOk(o: Observed): void {
-  if (o.run.exitCode !== 0 || o.run.unusedScriptEntries !== 0) throw new Error(describeRun(o.run));
-}
+const scenario = setUpScenarios({ childTimeoutMs: CHILD_TIMEOUT_MS, start: startAll });
 
 /** 'askQuestion' for genaicode's forced turn call, else the names of the functions offered. */
 function callKind(call: RecordedCall): string {
@@ -412,8 +312,7 @@ describe('plugin:runContainerTask in genaicode 0.9.5 (scripted model, real engin
       // The sleep's exec died (killed) before the container went away, and long before 300 s.
       const sleepExec = execCreates(o.events).find((e) => e.Action.includes('sleep 300'));
       expect(sleepExec).toBeDefined();
-      const execId = sleepExec!.Actor.Attributes['execID'];
-      const execDie = o.events.find((e) => e.Action === 'exec_die' && e.Actor.Attributes['execID'] === execId);
+      const execDie = execDieOf(o.events, sleepExec!);
       expect(execDie).toBeDefined();
       expect(execDie!.Actor.Attributes['exitCode']).not.toBe('0');
       expect(execDie!.time * 1000).toBeLessThan(Number(o.extra['killedAt']) + 20_000);

@@ -13,7 +13,9 @@
  *   await project.cleanup();
  *
  * Files: run-genaicode.mjs (the child: one codegen iteration), scripted-ai.mjs (the
- * `plugin:scripted` AI service plugin). Each run has its own temp dir:
+ * `plugin:scripted` AI service plugin), scenarios.ts (the plugin tests' scaffold on top of
+ * this: the built plugin in one child per scenario, watched on the engine). Each run has its
+ * own temp dir:
  *   <tmp>/project   the genaicode project: .genaicoderc (+ `files`). Nothing else, because
  *                   genaicode shows every .js/.ts/.json/.md file under rootDir to the model.
  *   <tmp>/harness   script.json, record.jsonl (one JSON line per model call), report.json,
