@@ -25,7 +25,7 @@ export const BASE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', '
 interface EngineHttpError {
   statusCode?: number;
   code?: string;
-  json?: { message?: string } | null;
+  json?: { message?: string; cause?: string } | null;
   reason?: string;
   message?: string;
 }
@@ -39,6 +39,17 @@ const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', '
 function engineMessage(e: EngineHttpError): string {
   return e.json?.message ?? e.reason ?? e.message ?? 'unknown engine error';
 }
+
+/**
+ * The container does not exist. Docker answers 404; Podman answers 500 "no such container"
+ * for a container that its auto-removal is taking away at that moment.
+ */
+export function containerGone(e: EngineHttpError): boolean {
+  if (e.statusCode === 404) return true;
+  return e.statusCode === 500 && NO_SUCH_CONTAINER.test(`${e.json?.cause ?? ''} ${engineMessage(e)}`);
+}
+
+const NO_SUCH_CONTAINER = /no such container/i;
 
 function dockerOptions(conn: EngineConnection): Docker.DockerOptions {
   if (conn.kind === 'socket') return { socketPath: conn.socketPath };
@@ -198,6 +209,15 @@ export class DockerEngine implements ContainerEngine {
       if (err.statusCode === 409) {
         throw new SandboxError('INVALID_ARGUMENT', `A container named ${JSON.stringify(spec.name)} already exists: choose another name.`, { data: { name: spec.name } });
       }
+      if (/init binary not found/i.test(engineMessage(err))) {
+        // Podman installed without its recommended packages has no init for `Init: true`.
+        throw new SandboxError(
+          'ENGINE_ERROR',
+          `Create container from ${spec.image}: the engine has no init binary to run as the container's process 1 (${engineMessage(err)}). ` +
+            'On Podman, install catatonit (`apt-get install catatonit`) or set `init_path` under [containers] in containers.conf.',
+          { cause: e, data: { status: err.statusCode } },
+        );
+      }
       throw this.fail(e, `Create container from ${spec.image}`);
     }
   }
@@ -216,9 +236,9 @@ export class DockerEngine implements ContainerEngine {
       await this.docker.getContainer(id).stop({ t: graceSeconds });
       return true;
     } catch (e) {
-      const status = asHttpError(e).statusCode;
-      if (status === 304) return true; // not running
-      if (status === 404) return false;
+      const err = asHttpError(e);
+      if (err.statusCode === 304) return true; // not running
+      if (containerGone(err)) return false;
       throw this.fail(e, `Stop container ${id.slice(0, 12)}`);
     }
   }
@@ -229,7 +249,7 @@ export class DockerEngine implements ContainerEngine {
       return true;
     } catch (e) {
       const err = asHttpError(e);
-      if (err.statusCode === 404) return false;
+      if (containerGone(err)) return false;
       // 409 "removal already in progress": auto-remove got there first.
       if (err.statusCode === 409 && /in progress/i.test(engineMessage(err))) return true;
       throw this.fail(e, `Remove container ${id.slice(0, 12)}`);
@@ -249,7 +269,7 @@ export class DockerEngine implements ContainerEngine {
         labels: info.Config.Labels ?? {},
       };
     } catch (e) {
-      if (asHttpError(e).statusCode === 404) return undefined;
+      if (containerGone(asHttpError(e))) return undefined;
       throw this.fail(e, `Inspect container ${idOrName}`);
     }
   }
@@ -274,11 +294,11 @@ export class DockerEngine implements ContainerEngine {
   }
 
   async exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession> {
-    const gone = (status: number, message: string) =>
-      status === 404
+    const gone = (err: EngineHttpError) =>
+      containerGone(err)
         ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`, { data: { containerId } })
-        : status === 409
-          ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${message}`, { data: { containerId } })
+        : err.statusCode === 409
+          ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${engineMessage(err)}`, { data: { containerId } })
           : undefined;
     let exec: Docker.Exec;
     try {
@@ -293,8 +313,7 @@ export class DockerEngine implements ContainerEngine {
         Tty: false,
       });
     } catch (e) {
-      const err = asHttpError(e);
-      throw gone(err.statusCode ?? 0, engineMessage(err)) ?? this.fail(e, 'Start command');
+      throw gone(asHttpError(e)) ?? this.fail(e, 'Start command');
     }
     // Output is read over a connection of our own into one reused buffer (exec-stream.ts):
     // the demuxer hands views of it to onOutput, which must copy what it keeps.
@@ -303,7 +322,10 @@ export class DockerEngine implements ContainerEngine {
     try {
       stream = await openExecStream(this.transport, exec.id, (buf, start, end) => demux.push(buf.subarray(start, end)));
     } catch (e) {
-      if (e instanceof ExecStartError) throw gone(e.statusCode, e.message) ?? this.fail({ statusCode: e.statusCode, message: e.message }, 'Start command');
+      if (e instanceof ExecStartError) {
+        const err = { statusCode: e.statusCode, message: e.message };
+        throw gone(err) ?? this.fail(err, 'Start command');
+      }
       throw this.fail(e, 'Start command');
     }
     const done = stream.ended.then(
@@ -322,7 +344,7 @@ export class DockerEngine implements ContainerEngine {
       try {
         info = await exec.inspect();
       } catch (e) {
-        if (asHttpError(e).statusCode === 404) return { exitCode: null }; // container went away
+        if (containerGone(asHttpError(e))) return { exitCode: null }; // container went away
         throw this.fail(e, 'Read exit code');
       }
       if (!info.Running && info.ExitCode !== null && info.ExitCode !== undefined) return { exitCode: info.ExitCode };
@@ -348,9 +370,14 @@ export class DockerEngine implements ContainerEngine {
       let pending = ids.length;
       for (const id of ids) {
         const req = lib.request({ ...request, ...tls, method: 'DELETE', path: '/containers/' + encodeURIComponent(id) + '?force=true&v=true' }, (res) => {
-          res.resume();
-          if (res.statusCode >= 300 && res.statusCode !== 404 && res.statusCode !== 409) left.push(id);
-          if (--pending === 0) process.stdout.write(JSON.stringify(left));
+          let body = '';
+          res.on('data', (c) => { body += c; });
+          res.on('end', () => {
+            // Gone already: 404 (Podman: 500 "no such container"), or 409 removal in progress.
+            const gone = res.statusCode === 404 || res.statusCode === 409 || (res.statusCode === 500 && /no such container/i.test(body));
+            if (res.statusCode >= 300 && !gone) left.push(id);
+            if (--pending === 0) process.stdout.write(JSON.stringify(left));
+          });
         });
         req.on('error', () => { left.push(id); if (--pending === 0) process.stdout.write(JSON.stringify(left)); });
         req.end();

@@ -162,7 +162,8 @@ test.concurrent('dead-man switch: with ttlSeconds 10 the container ends and is r
       expect(goneAfter).toBeLessThan(14_500);
       await sleep(300); // let the last events arrive
       const actions = events.map((e) => e.Action ?? e.status);
-      expect(actions).toEqual(expect.arrayContaining(['die', 'destroy']));
+      expect(actions).toContain('die');
+      expect(actions.some((a) => a === 'destroy' || a === 'remove')).toBe(true); // Docker: destroy; Podman: remove
       expect(actions).not.toContain('kill'); // nobody killed it: its keep-alive ended
       const die = events.find((e) => (e.Action ?? e.status) === 'die');
       expect(die?.Actor?.Attributes?.exitCode).toBe('0');

@@ -5,6 +5,7 @@
  */
 import { LABEL, type Sandbox } from '../../src/index.js';
 import {
+  INIT_COMMAND,
   expectNoContainersLeft,
   fileSession,
   listManaged,
@@ -70,7 +71,7 @@ function expectOnlyBaseProcesses(procs: Proc[]): void {
   expect(procs.filter((p) => p.stat.startsWith('Z'))).toEqual([]);
   expect(procs.filter((p) => /sleep 10\d\d/.test(p.args))).toEqual([]);
   const rest = procs.filter(
-    (p) => !(p.pid === 1 && /docker-init/.test(p.args)) && p.args !== `sleep ${TTL}` && !p.args.includes('ps -o pid,ppid,stat,args'),
+    (p) => !(p.pid === 1 && INIT_COMMAND.test(p.args)) && p.args !== `sleep ${TTL}` && !p.args.includes('ps -o pid,ppid,stat,args'),
   );
   expect(rest).toEqual([]);
   expect(procs.some((p) => p.pid === 1)).toBe(true);

@@ -29,6 +29,8 @@ import {
 
 export const MINIMAL_IMAGE = 'genaicode-docker/sandbox-minimal:latest';
 export const PYTHON_IMAGE = 'genaicode-docker/sandbox-python:latest';
+/** The engine's init as process 1, with the keep-alive it runs: Docker's docker-init, or Podman's. */
+export const INIT_COMMAND = /^(\/sbin\/docker-init|\/run\/podman-init) -- sleep \d+$/;
 
 /** Where the docker CLI (and DockerEngine with no settings) talks to. */
 export function engineEndpoint(): string {
