@@ -5,7 +5,13 @@ import { SandboxManager } from '../sandbox/sandbox-manager.js';
 const STEPS = [
   { title: 'a command that succeeds', cmd: 'echo "hello from $(hostname)"; uname -sm; ls /', timeoutMs: 10_000 },
   { title: 'a command that fails (exit 2, stderr)', cmd: 'echo "running checks"; echo "error: config.yaml: no such file" >&2; exit 2', timeoutMs: 10_000 },
-  { title: 'huge output (50 MB; the model sees a capped, summarized answer, the log has every byte)', cmd: 'i=0; while [ $i -lt 20 ]; do i=$((i+1)); echo "ERROR: step $i failed"; done; yes "build log line with some text" | head -c 50000000', timeoutMs: 60_000 },
+  {
+    title: 'huge output (50 MB; the model sees a capped, summarized answer with the error from the middle; the log has every byte)',
+    cmd:
+      'echo "compiling 40 modules"; yes "build log line with some text" | head -c 6000000; echo; ' +
+      'echo "ld: error: undefined reference to \'parse_config\'"; yes "build log line with some text" | head -c 44000000; echo; echo "build finished with 1 error"',
+    timeoutMs: 60_000,
+  },
   { title: 'a command that times out (its process tree is killed)', cmd: 'sleep 1000 & sleep 1000', timeoutMs: 2_000 },
 ];
 
@@ -29,7 +35,7 @@ export async function demo(config: Config, out: (line: string) => void): Promise
       out(JSON.stringify(answer, null, 2));
       if (i === 0) ok &&= result.exitCode === 0;
       if (i === 1) ok &&= result.exitCode === 2;
-      if (i === 2) ok &&= result.truncated && result.bytes.stdout > 50_000_000;
+      if (i === 2) ok &&= result.truncated && result.bytes.stdout > 50_000_000 && !!answer.keyLines?.some((l) => l.includes('undefined reference'));
       if (i === 3) ok &&= result.timedOut && result.exitCode === 124;
     }
     await sandbox.stop();

@@ -1,6 +1,7 @@
 /**
  * The `genaicode-docker run` command as a person uses it (the built CLI, a real engine):
- * exit codes, --json, and Ctrl-C cancelling the command rather than killing the CLI.
+ * exit codes, --json, and Ctrl-C cancelling the command rather than killing the CLI; and
+ * `demo`, the README's main job.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -54,3 +55,16 @@ test('the first Ctrl-C cancels the command: its result is printed (canceled, 137
   expect(JSON.parse(stdout)).toMatchObject({ command: 'sleep 300', exitCode: 137, canceled: true, timedOut: false });
   expect(await listManaged(owner)).toEqual([]);
 }, 90_000);
+
+test('demo, the README\'s main job: four commands as the model sees them, all as expected, nothing left behind', async () => {
+  const child = spawnSync(process.execPath, [CLI, 'demo'], { cwd: makeTempDir('gcd-cli-demo-'), encoding: 'utf8', timeout: 120_000 });
+  expect(child.stderr).toBe('');
+  expect(child.status).toBe(0);
+  expect(child.stdout).toContain('demo: all four results as expected');
+  // The huge output's answer has the error from the middle of its 50 MB.
+  expect(child.stdout).toContain(`"ld: error: undefined reference to 'parse_config'"`);
+  expect(child.stdout).toMatch(/"timedOut": true/);
+  const name = /started (genaicode-docker-\S+)/.exec(child.stdout)?.[1];
+  expect(name).toBeDefined();
+  expect((await listManaged()).map((c) => c.name)).not.toContain(name);
+}, 150_000);
