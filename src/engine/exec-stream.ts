@@ -11,6 +11,11 @@ import tls from 'node:tls';
  * of user time, level with the Go docker CLI (bench/README.md, target 2). TLS connections
  * cannot read that way and use 'data' events over the same protocol code.
  *
+ * Why not node:http's upgrade support: `onread` can only be given when a socket is created,
+ * and the http client reads the response through 'data' events, which such a socket does
+ * not emit. So the one request and the response head are handled here; the head is short
+ * and fixed in form (status line, headers, blank line), and any error answer is read whole.
+ *
  * The protocol (Docker Engine API, "hijacking"): `POST /exec/{id}/start` with
  * `Connection: Upgrade` and `Upgrade: tcp`; the engine answers `101 UPGRADED` (or, from
  * engines that ignore the upgrade, `200 OK`) and the connection then carries the raw
