@@ -123,7 +123,7 @@ describe('buildCommandAnswer', () => {
     expect(a.keyLines).toEqual(['done: 1 task failed', 'Traceback (most recent call last):', "KeyError: 'price'"]);
     // The summarizer sees the capped output plus the middle's error lines, marked as such.
     expect(inputs[0]!.output.startsWith(r.stdout)).toBe(true);
-    expect(inputs[0]!.output.slice(r.stdout.length)).toBe("\n[error-like lines from the omitted middle of the output:]\nTraceback (most recent call last):\nKeyError: 'price'\n");
+    expect(inputs[0]!.output.slice(r.stdout.length)).toBe("\n[error-like lines from the omitted middle of the output, from the full log:]\nTraceback (most recent call last):\nKeyError: 'price'\n");
   });
 
   test('a captured error line that the log has inside another stream\'s line is not repeated', async () => {
@@ -138,10 +138,13 @@ describe('buildCommandAnswer', () => {
     const errors = (tag: string) => Array.from({ length: 14 }, (_, i) => `Error: ${tag} ${i}`).join('\n') + '\n';
     const r = execResult(`${errors('head')}${progress(0, 3000)}Error: middle A\nError: middle B\nError: middle C\nError: middle D\nError: middle E\n${progress(3000, 6000)}`);
     const a = await buildCommandAnswer(r);
-    expect(a.keyLines).toHaveLength(12);
-    expect(a.keyLines!.slice(0, 8)).toEqual(Array.from({ length: 8 }, (_, i) => `Error: head ${i}`));
-    // Four from the middle (the first of them: the scan keeps the first eight new ones).
-    expect(a.keyLines!.slice(8)).toEqual(['Error: middle A', 'Error: middle B', 'Error: middle C', 'Error: middle D']);
+    // Twelve in all: the first and the last four captured ones around four from the middle
+    // (the first of them: the scan keeps the first eight new ones).
+    expect(a.keyLines).toEqual([
+      ...[0, 1, 2, 3].map((i) => `Error: head ${i}`),
+      'Error: middle A', 'Error: middle B', 'Error: middle C', 'Error: middle D',
+      ...[8, 9, 10, 11].map((i) => `Error: head ${i}`),
+    ]);
     const scan = (await logKeyLines(r.logPath, { skip: (l) => l.includes('head') }))!;
     expect(scan).toMatchObject({ matchedLines: 19, selection: false, lines: ['Error: middle A', 'Error: middle B', 'Error: middle C', 'Error: middle D', 'Error: middle E'] });
   });
@@ -154,6 +157,23 @@ describe('buildCommandAnswer', () => {
     expect(a.keyLines![0]!.length).toBeLessThanOrEqual(201);
   });
 
+  test('a short captured key line does not hide longer lines that contain it', async () => {
+    // go test: a bare FAIL at the end; the failing test's own line is in the middle.
+    const r = execResult(`${progress(0, 3000)}--- FAIL: TestParse (0.00s)\n${progress(3000, 6000)}FAIL\n`);
+    const a = await buildCommandAnswer(r);
+    expect(a.keyLines).toEqual(['FAIL', '--- FAIL: TestParse (0.00s)']);
+  });
+
+  test('a huge log searched only at both ends says so to the summarizer, even when nothing was found', async () => {
+    const r = execResult(`${progress(0, 3000)}${'x'.repeat(100)}\n`);
+    const big = Buffer.alloc(20 * 1024 * 1024, 'y\n');
+    writeFileSync(r.logPath, big);
+    const { summarizer, inputs } = recordingSummarizer();
+    const a = await buildCommandAnswer(r, { summarizer });
+    expect(a.keyLines).toBeUndefined();
+    expect(inputs[0]!.output.endsWith(`[the log's middle ${big.length - 16 * 1024 * 1024} bytes were not searched for errors: only its first and last 8 MiB]\n`)).toBe(true);
+  });
+
   test('a truncated output whose log is gone still gets keyLines from what was captured', async () => {
     const r = execResult(`${progress(0, 2000)}${progress(2000, 3000)}FAILED test_z\n`);
     r.logPath = join(tempDir(), 'removed.log');
@@ -163,7 +183,7 @@ describe('buildCommandAnswer', () => {
 });
 
 describe('logKeyLines', () => {
-  test('many distinct error lines: the first eight and the last four, with the distinct count', async () => {
+  test('many distinct error lines: the first eight and the last four, with the count of matches', async () => {
     const lines = Array.from({ length: 30 }, (_, i) => `${progress(i * 10, i * 10 + 10)}Error: case ${i}\nError: case ${i}\n`).join('');
     const path = join(tempDir(), 'many.log');
     writeFileSync(path, lines);
@@ -206,6 +226,40 @@ describe('logKeyLines', () => {
     const path = join(tempDir(), 'skip.log');
     writeFileSync(path, `${Array.from({ length: 20 }, (_, i) => `Error: shown ${i}`).join('\n')}\nError: new one\n`);
     expect(await logKeyLines(path, { skip: (l) => l.includes('shown') })).toMatchObject({ lines: ['Error: new one'], matchedLines: 21 });
+  });
+
+  test('runs of empty or blank lines cost linear time, and are not error lines', async () => {
+    // A line-start pattern that could cross newlines would backtrack over every empty line.
+    for (const [name, blank] of [['empty', '\n'], ['CRLF', '\r\n'], ['spaces', '        \n']] as const) {
+      const path = join(tempDir(), `${name}.log`);
+      writeFileSync(path, `start\n${blank.repeat(300_000)}E   assert 1 == 2\n${blank.repeat(300_000)}`);
+      const started = Date.now();
+      const scan = (await logKeyLines(path))!;
+      expect({ name, lines: scan.lines, matchedLines: scan.matchedLines }).toEqual({ name, lines: ['E   assert 1 == 2'], matchedLines: 1 });
+      expect(Date.now() - started).toBeLessThan(3000); // the quadratic version took minutes
+    }
+  });
+
+  test('a character cut by a read boundary is decoded whole', async () => {
+    const before = 'a'.repeat(1024 * 1024 - 33);
+    const line = 'error: Datei nicht gefunden: Größe'; // 'ö' straddles the 1 MiB boundary
+    const text = `${before}\n${line}\n`;
+    expect(Buffer.byteLength(`${before}\n${line.slice(0, line.indexOf('ö'))}`)).toBe(1024 * 1024 - 1);
+    const path = join(tempDir(), 'utf8.log');
+    writeFileSync(path, text);
+    expect((await logKeyLines(path))!.lines).toEqual([line]);
+  });
+
+  test('with a budget, a range that begins exactly at a line start keeps that line; the cut line at the end of the first range is not read', async () => {
+    const budget = 4096;
+    // The first range ends inside "error cut by the range"; the second begins at "error: at a line start".
+    const head = `${'a'.repeat(2030)}\nerror cut by the range end ${'b'.repeat(100)}\n`;
+    const tail = `error: at a line start\n${'c'.repeat(2048 - 'error: at a line start\n'.length - 1)}\n`;
+    const text = `${head}${'m'.repeat(10_000)}\n${tail}`;
+    expect(Buffer.byteLength(tail)).toBe(budget / 2);
+    const path = join(tempDir(), 'edges.log');
+    writeFileSync(path, text);
+    expect((await logKeyLines(path, { maxBytes: budget }))!.lines).toEqual(['error: at a line start']);
   });
 
   test('binary or missing logs give nothing', async () => {
