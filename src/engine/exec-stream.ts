@@ -91,15 +91,15 @@ export function openExecStream(
       rejectEnded = rej;
     });
 
+    let socket: net.Socket | undefined;
+    let answerTimer: NodeJS.Timeout | undefined;
     const failOpen = (e: Error) => {
       clearTimeout(answerTimer);
       if (phase === 'done') return;
       phase = 'done';
-      socket.destroy();
+      socket?.destroy();
       rejectOpen(e);
     };
-    // An engine that takes the connection but never answers would hold the command forever.
-    const answerTimer = setTimeout(() => failOpen(new Error(`The engine did not answer the start of a command within ${answerTimeoutMs} ms.`)), answerTimeoutMs);
 
     const onRead = (buf: Buffer, start: number, end: number): void => {
       if (phase === 'stream') return onBytes(buf, start, end);
@@ -121,7 +121,7 @@ export function openExecStream(
       if (response.status === 101 || response.status === 200) {
         clearTimeout(answerTimer);
         phase = 'stream';
-        resolveOpen({ ended, destroy: () => socket.destroy() });
+        resolveOpen({ ended, destroy: () => socket?.destroy() });
         if (rest.length) onBytes(rest, 0, rest.length);
         return;
       }
@@ -143,23 +143,31 @@ export function openExecStream(
       failOpen(new ExecStartError(errorStatus, message || `HTTP ${errorStatus}`));
     };
 
-    let socket: net.Socket;
-    if (transport.kind === 'net') {
-      socket = net.connect({
-        ...transport.options,
-        onread: {
-          buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
-          callback: (n: number, buf: Uint8Array) => {
-            onRead(buf as Buffer, 0, n);
-            return true;
+    let connected: net.Socket;
+    try {
+      if (transport.kind === 'net') {
+        connected = net.connect({
+          ...transport.options,
+          onread: {
+            buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+            callback: (n: number, buf: Uint8Array) => {
+              onRead(buf as Buffer, 0, n);
+              return true;
+            },
           },
-        },
-      } as net.NetConnectOpts);
-    } else {
-      socket = tls.connect(transport.options);
-      socket.on('data', (chunk: Buffer) => onRead(chunk, 0, chunk.length));
+        } as net.NetConnectOpts);
+      } else {
+        connected = tls.connect(transport.options);
+        connected.on('data', (chunk: Buffer) => onRead(chunk, 0, chunk.length));
+      }
+    } catch (e) {
+      // Bad options (a port out of range, unreadable key material) throw at once.
+      return failOpen(e as Error);
     }
-    socket.on(transport.kind === 'tls' ? 'secureConnect' : 'connect', () => socket.write(request));
+    socket = connected;
+    connected.on(transport.kind === 'tls' ? 'secureConnect' : 'connect', () => connected.write(request));
+    // An engine that takes the connection but never answers would hold the command forever.
+    answerTimer = setTimeout(() => failOpen(new Error(`The engine did not answer the start of a command within ${answerTimeoutMs} ms.`)), answerTimeoutMs);
 
     const onEnd = () => {
       if (phase === 'stream') {
@@ -171,9 +179,9 @@ export function openExecStream(
         failOpen(new Error('The engine closed the connection before answering the start of a command.'));
       }
     };
-    socket.on('end', onEnd);
-    socket.on('close', onEnd);
-    socket.on('error', (e) => {
+    connected.on('end', onEnd);
+    connected.on('close', onEnd);
+    connected.on('error', (e) => {
       if (phase === 'stream') {
         phase = 'done';
         rejectEnded(e);

@@ -198,6 +198,13 @@ describe('openExecStream over a unix socket', () => {
     }
   });
 
+  test('options that make connect throw at once: rejected, and nothing fires later', async () => {
+    const e = (await openExecStream({ kind: 'net', options: { host: '127.0.0.1', port: 70_000 }, hostHeader: 'x' }, 'x', () => undefined, { answerTimeoutMs: 50 }).catch((err: unknown) => err)) as NodeJS.ErrnoException;
+    expect(e.code).toBe('ERR_SOCKET_BAD_PORT');
+    // The answer timer was never armed: past its time, no uncaught error fails this test.
+    await new Promise((r) => setTimeout(r, 150));
+  });
+
   test('no engine at the socket: the socket error with its code', async () => {
     const e = (await openExecStream({ kind: 'net', options: { path: join(dir, 'nobody.sock') }, hostHeader: 'localhost' }, 'x', () => undefined).catch((err: unknown) => err)) as NodeJS.ErrnoException;
     expect(e.code).toBe('ENOENT');
