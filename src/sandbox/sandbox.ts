@@ -136,8 +136,9 @@ export class Sandbox implements AsyncDisposable {
   /** cgroup counters as last read; a fresh container starts at zero. */
   private counters: Counters = { oomKills: 0, pidsRefused: 0 };
   /**
-   * Commands running now, each with whether another one ran beside it: the limit counters
-   * are the container's, so a limit hit then cannot be pinned on one of them.
+   * Commands whose process runs now (from its exec's start to its end), each with whether
+   * another one ran beside it: the limit counters are the container's, so a limit hit then
+   * cannot be pinned on one of them.
    */
   private readonly running = new Set<{ overlapped: boolean }>();
 
@@ -166,17 +167,6 @@ export class Sandbox implements AsyncDisposable {
    * @throws SandboxError only for infrastructure failures (container gone, engine down).
    */
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
-    const slot = { overlapped: this.running.size > 0 };
-    for (const other of this.running) other.overlapped = true;
-    this.running.add(slot);
-    try {
-      return await this.execOnce(command, options, slot);
-    } finally {
-      this.running.delete(slot);
-    }
-  }
-
-  private async execOnce(command: string | readonly string[], options: ExecOptions, slot: { overlapped: boolean }): Promise<ExecResult> {
     const timeoutMs = validateExecOptions(options, this.deps.exec);
     const commandText = typeof command === 'string' ? command : command.join(' ');
     if (commandText.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'The command is empty.');
@@ -217,6 +207,10 @@ export class Sandbox implements AsyncDisposable {
       held = cut < joined.length ? Buffer.from(joined.subarray(cut)) : EMPTY;
     };
 
+    // From the start of its process to its end (killed, if it was), this command is running.
+    const slot = { overlapped: this.running.size > 0 };
+    for (const other of this.running) other.overlapped = true;
+    this.running.add(slot);
     let live: ExecSession;
     try {
       const env = [execMark, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
@@ -226,6 +220,7 @@ export class Sandbox implements AsyncDisposable {
         onOutput,
       );
     } catch (e) {
+      this.running.delete(slot);
       log.end();
       throw e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND' ? this.goneError(e) : e;
     }
@@ -253,6 +248,7 @@ export class Sandbox implements AsyncDisposable {
       ({ exitCode } = await live.done);
     } catch (e) {
       if (!interrupted) {
+        this.running.delete(slot);
         log.end();
         throw e;
       }
@@ -262,6 +258,7 @@ export class Sandbox implements AsyncDisposable {
       options.signal?.removeEventListener('abort', onAbort);
     }
     if (killing) await killing;
+    this.running.delete(slot);
     const trailer = parseTrailer(held);
     if (held.length) take('stderr', trailer ? held.subarray(0, held.length - trailer.length) : held);
     log.end();
