@@ -77,7 +77,7 @@ export function keyLines(text: string, max = MAX_KEY_LINES): string[] {
 
 /**
  * How much of a long log `logKeyLines` reads: all of it up to this size; else the first
- * and the last half of this (a few tenths of a second at most).
+ * and the last half of this (0.1-0.5 s, the most when every line matches).
  */
 export const LOG_SCAN_BYTES = 16 * 1024 * 1024;
 const SCAN_CHUNK_BYTES = 1024 * 1024;
