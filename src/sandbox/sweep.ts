@@ -16,6 +16,14 @@ export interface SweepOptions {
   keep?: ReadonlySet<string>;
 }
 
+/**
+ * How long past its expiry label a container is left to end by itself before a sweep of
+ * another process removes it. The label is written before the container starts, so its
+ * own keep-alive ends a little after the label's time; a sweep in that gap would kill a
+ * container that was about to exit cleanly (and race its auto-remove).
+ */
+export const EXPIRY_GRACE_MS = 30_000;
+
 export interface SweptContainer {
   id: string;
   name: string;
@@ -52,7 +60,7 @@ export function sweepReason(c: ContainerSummary, o: ResolvedSweepOptions): Swept
   if (o.keep?.has(c.id)) return undefined;
   if (o.all) return 'all';
   const expires = Date.parse(c.labels[LABEL.expiresAt] ?? '');
-  if (Number.isFinite(expires) && expires <= o.now.getTime()) return 'expired';
+  if (Number.isFinite(expires) && expires + EXPIRY_GRACE_MS <= o.now.getTime()) return 'expired';
   const owner = parseOwner(c.labels[LABEL.owner], c.labels[LABEL.ownerStart]);
   if (!owner) return Number.isFinite(expires) ? undefined : 'unlabelled-owner';
   if (owner.host !== o.self.host) return undefined; // another machine's process: cannot tell, its expiry will
@@ -68,7 +76,8 @@ export function sweepReason(c: ContainerSummary, o: ResolvedSweepOptions): Swept
 
 /**
  * Removes managed containers whose owner process is gone from this host or whose expiry
- * has passed. Containers of other live processes are never touched.
+ * passed more than EXPIRY_GRACE_MS ago. Containers of other live processes are never
+ * touched before then.
  */
 export async function sweepContainers(engine: ContainerEngine, options: SweepOptions = {}): Promise<SweepReport> {
   const o: ResolvedSweepOptions = { now: new Date(), isAlive: processAlive, startOf: processStart, self: currentOwner(), ...options };
@@ -81,7 +90,14 @@ export async function sweepContainers(engine: ContainerEngine, options: SweepOpt
       const why = sweepReason(c, o);
       if (!why) {
         const parsed = parseOwner(c.labels[LABEL.owner], c.labels[LABEL.ownerStart]);
-        report.kept.push({ id: c.id, name, owner, why: o.keep?.has(c.id) || (parsed && isSelf(parsed, o.self)) ? 'this process' : 'owner alive' });
+        const expires = Date.parse(c.labels[LABEL.expiresAt] ?? '');
+        const keptWhy =
+          o.keep?.has(c.id) || (parsed && isSelf(parsed, o.self))
+            ? 'this process'
+            : Number.isFinite(expires) && expires <= o.now.getTime()
+              ? 'expired, ending by itself'
+              : 'owner alive';
+        report.kept.push({ id: c.id, name, owner, why: keptWhy });
         return;
       }
       const entry: SweptContainer = { id: c.id, name, owner, why, ...(c.labels[LABEL.expiresAt] ? { expiresAt: c.labels[LABEL.expiresAt] } : {}) };

@@ -1,6 +1,6 @@
 import { SandboxError } from '../../src/errors.js';
 import { containerLabels, LABEL, type Owner } from '../../src/sandbox/labels.js';
-import { sweepContainers, type SweepOptions } from '../../src/sandbox/sweep.js';
+import { EXPIRY_GRACE_MS, sweepContainers, type SweepOptions } from '../../src/sandbox/sweep.js';
 import { FakeEngine } from '../support/fake-engine.js';
 
 const NOW = new Date('2026-03-01T12:00:00.000Z');
@@ -28,9 +28,9 @@ describe('sweepContainers', () => {
     seed(engine, 'dead-owner', { host: 'here', pid: 300 }, HOUR);
     seed(engine, 'live-owner', { host: 'here', pid: 200 }, HOUR);
     seed(engine, 'mine', SELF, HOUR);
-    seed(engine, 'expired-live-owner', { host: 'here', pid: 200 }, -1000);
+    seed(engine, 'expired-live-owner', { host: 'here', pid: 200 }, -EXPIRY_GRACE_MS - 1000);
     seed(engine, 'other-host', { host: 'elsewhere', pid: 300 }, HOUR);
-    seed(engine, 'other-host-expired', { host: 'elsewhere', pid: 300 }, -1);
+    seed(engine, 'other-host-expired', { host: 'elsewhere', pid: 300 }, -EXPIRY_GRACE_MS);
     engine.seedContainer({ name: 'not-managed', labels: { 'com.example': 'x' } });
   });
 
@@ -53,7 +53,20 @@ describe('sweepContainers', () => {
   test('expired is removed even when its owner is alive', async () => {
     const report = await sweepContainers(engine, options());
     expect(report.removed.find((r) => r.name === 'expired-live-owner')?.why).toBe('expired');
-    expect(report.removed.find((r) => r.name === 'expired-live-owner')?.expiresAt).toBe(new Date(NOW.getTime() - 1000).toISOString());
+    expect(report.removed.find((r) => r.name === 'expired-live-owner')?.expiresAt).toBe(new Date(NOW.getTime() - EXPIRY_GRACE_MS - 1000).toISOString());
+  });
+
+  test('a container just past its expiry is left to end by itself while its owner lives', async () => {
+    const fresh = new FakeEngine();
+    seed(fresh, 'just-expired', { host: 'here', pid: 200 }, -(EXPIRY_GRACE_MS - 1000));
+    seed(fresh, 'just-expired-dead-owner', { host: 'here', pid: 300 }, -1000);
+    seed(fresh, 'just-expired-other-host', { host: 'elsewhere', pid: 300 }, -1);
+    const report = await sweepContainers(fresh, options());
+    expect(report.removed.map((r) => [r.name, r.why])).toEqual([['just-expired-dead-owner', 'owner-gone']]);
+    expect(Object.fromEntries(report.kept.map((k) => [k.name, k.why]))).toEqual({
+      'just-expired': 'expired, ending by itself',
+      'just-expired-other-host': 'expired, ending by itself',
+    });
   });
 
   test('a managed container with neither owner nor expiry label is removed', async () => {
