@@ -3,13 +3,13 @@
 #  1. every file but the sweep tests, in parallel;
 #  2. test/integration/sweep.test.ts alone: it sets up containers whose owner is gone on
 #     purpose, which a start-up sweep of another file's CLI or genaicode child would remove.
-# Arguments go to both jest runs (e.g. --ci, --silent).
+# Options go to both jest runs (e.g. --ci, --silent); to run some files, call jest itself.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-vm-modules"
 SWEEP=test/integration/sweep.test.ts
 
-npx jest --testPathIgnorePatterns '/node_modules/' "/${SWEEP//./\\.}\$" "$@"
+npx jest "$@" --testPathIgnorePatterns "/node_modules/" "/${SWEEP//./\\.}\$"
 parallel=$?
 echo "[jest.sh] then ${SWEEP} alone"
 npx jest --runInBand "$@" "$SWEEP"

@@ -114,7 +114,10 @@ export interface ContainerEngine {
   startContainer(id: string): Promise<void>;
   /** @returns false if the container did not exist. Not running is fine. */
   stopContainer(id: string, graceSeconds: number): Promise<boolean>;
-  /** @returns false if the container did not exist. */
+  /**
+   * Resolves once the container is gone; a removal already in progress (auto-remove) is
+   * waited for. @returns false if the container did not exist.
+   */
   removeContainer(id: string, force: boolean): Promise<boolean>;
   /** @returns undefined if the container does not exist. */
   inspectContainer(idOrName: string): Promise<ContainerState | undefined>;

@@ -40,6 +40,9 @@ function engineMessage(e: EngineHttpError): string {
   return e.json?.message ?? e.reason ?? e.message ?? 'unknown engine error';
 }
 
+/** How long removeContainer waits for a removal already in progress (auto-remove) to end. */
+const REMOVAL_WAIT_MS = 10_000;
+
 /**
  * The container does not exist. Docker answers 404; Podman answers 500 "no such container"
  * for a container that its auto-removal is taking away at that moment.
@@ -250,9 +253,27 @@ export class DockerEngine implements ContainerEngine {
     } catch (e) {
       const err = asHttpError(e);
       if (containerGone(err)) return false;
-      // 409 "removal already in progress": auto-remove got there first.
-      if (err.statusCode === 409 && /in progress/i.test(engineMessage(err))) return true;
+      // 409 "removal already in progress": auto-remove got there first. Wait for it to end,
+      // so that once this resolves the container is not listed any more.
+      if (err.statusCode === 409 && /in progress/i.test(engineMessage(err))) {
+        await this.waitRemoved(id, REMOVAL_WAIT_MS);
+        return true;
+      }
       throw this.fail(e, `Remove container ${id.slice(0, 12)}`);
+    }
+  }
+
+  /** Polls until the container is gone, at most `timeoutMs` (a stuck removal is the engine's to finish). */
+  private async waitRemoved(id: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      try {
+        await this.docker.getContainer(id).inspect();
+      } catch (e) {
+        if (containerGone(asHttpError(e))) return;
+        throw this.fail(e, `Inspect container ${id.slice(0, 12)}`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
     }
   }
 

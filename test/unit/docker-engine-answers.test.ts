@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerEngine } from '../../src/engine/docker-engine.js';
@@ -13,13 +14,17 @@ import { sandboxError } from './helpers.js';
  * when installed without an init binary.
  */
 const PODMAN_GONE = { cause: 'no such container', message: 'container gone does not exist in database: no such container', response: 500 };
-const answers: Record<string, [number, object | undefined]> = {
+type Answer = [number, object | undefined];
+/** One answer for every request, or answers in turn (the last one repeats). */
+const answers: Record<string, Answer | { inTurn: Answer[] }> = {
   'POST /containers/gone/stop': [500, PODMAN_GONE],
   'GET /containers/gone/json': [500, PODMAN_GONE],
   'DELETE /containers/gone': [500, PODMAN_GONE],
   'POST /containers/gone/exec': [500, PODMAN_GONE],
   'POST /containers/broken/stop': [500, { message: 'runtime exploded', response: 500 }],
   'DELETE /containers/broken': [500, { message: 'runtime exploded', response: 500 }],
+  'DELETE /containers/removing': [409, { message: 'removal of container removing is already in progress' }],
+  'GET /containers/removing/json': { inTurn: [[200, { Id: 'removing' }], [200, { Id: 'removing' }], [200, { Id: 'removing' }], [404, { message: 'No such container: removing' }]] },
   'POST /containers/create': [500, { cause: 'no such file or directory', message: 'container create: container-init binary not found on the host: stat /usr/libexec/podman/catatonit: no such file or directory', response: 500 }],
 };
 
@@ -28,10 +33,14 @@ const SERVER = `
   const http = require('http');
   const [socketPath, answersJson] = process.argv.slice(1);
   const answers = JSON.parse(answersJson);
+  const seen = {};
   http.createServer((req, res) => {
     req.resume();
     const key = req.method + ' ' + new URL(req.url || '/', 'http://x').pathname;
-    const [status, body] = answers[key] || [599, { message: 'unexpected request ' + key }];
+    if (key === 'GET /seen') return res.end(JSON.stringify(seen));
+    const n = (seen[key] = (seen[key] || 0) + 1);
+    const a = answers[key];
+    const [status, body] = !a ? [599, { message: 'unexpected request ' + key }] : a.inTurn ? a.inTurn[Math.min(n, a.inTurn.length) - 1] : a;
     res.writeHead(status, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(body));
   }).listen(socketPath, () => console.log('ready'));
@@ -52,6 +61,25 @@ afterAll(() => {
 });
 
 const engine = () => new DockerEngine({ socketPath });
+
+/** How many requests of each kind the stand-in has answered. */
+function seen(): Promise<Record<string, number>> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path: '/seen' }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve(JSON.parse(body) as Record<string, number>));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('a removal already in progress (auto-remove): remove resolves once the container is gone, not before', async () => {
+  expect(await engine().removeContainer('removing', true)).toBe(true);
+  // Inspected until the engine answered 404: three answers of "still there", then gone.
+  expect(await seen()).toMatchObject({ 'DELETE /containers/removing': 1, 'GET /containers/removing/json': 4 });
+});
 
 describe("Podman's 500 \"no such container\" counts as gone", () => {
   test('stop, remove and inspect of a container being auto-removed: gone, not an error', async () => {
