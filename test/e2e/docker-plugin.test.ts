@@ -116,7 +116,7 @@ function startAll(observe: Observe) {
     const id = (await dockerOk(['run', '-d', '--name', FOREIGN, MINIMAL_IMAGE, 'sleep', '600'])).trim();
     const before = await inspectContainer(id);
     if (!before?.State.Running) throw new Error(`the foreign container ${FOREIGN} is not running`);
-    foreign = { id, startedAt: (before.State as unknown as { StartedAt: string }).StartedAt, pid: before.State.Pid };
+    foreign = { id, startedAt: before.State.StartedAt, pid: before.State.Pid };
     const watcher = new EventWatcher([`container=${id}`], Date.now());
     try {
       return await observe({
@@ -389,7 +389,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       expect(foreignEvents.map((e) => e.Action)).toEqual([]);
       const after = await inspectContainer(foreign.id);
       expect(after?.State.Running).toBe(true);
-      expect((after?.State as unknown as { StartedAt: string }).StartedAt).toBe(foreign.startedAt);
+      expect(after?.State.StartedAt).toBe(foreign.startedAt);
       expect(after?.State.Pid).toBe(foreign.pid);
       const pwned = await docker(['exec', foreign.id, 'test', '-e', '/tmp/pwned']);
       expect(pwned.code).toBe(1);

@@ -4,17 +4,14 @@
  * `demo`, the README's main job.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CLI, requireBuiltPackage } from '../support/built-package.js';
 import { listManaged, makeTempDir, removeTestDirs, requireEngine, waitFor } from '../support/engine.js';
 
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
 
 beforeAll(async () => {
   await requireEngine();
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first with \`npx tsc -p tsconfig.build.json\`.`);
+  requireBuiltPackage(CLI);
 });
 afterAll(() => removeTestDirs());
 

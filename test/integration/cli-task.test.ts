@@ -3,17 +3,15 @@
  * the Gemini REST API (GEMINI_BASE_URL; nothing leaves the machine) scripted to write a
  * file, run a failing command, recover, complete, and answer the summary call.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { FunctionCall } from '../../src/host/genaicode-types.js';
 import { LABEL } from '../../src/sandbox/labels.js';
+import { CLI, requireBuiltPackage } from '../support/built-package.js';
 import { docker, listManaged, makeTempDir, removeTestDirs, requireEngine } from '../support/engine.js';
 import { FakeGeminiServer, functionCallResponse, type FakeReply, type RecordedRequest } from './fixtures/gemini-fake/server.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = join(ROOT, 'dist/cli/main.js');
 const STEP_MODEL = 'gemini-2.5-flash';
 const SUMMARY_MODEL = 'gemini-2.5-pro';
 
@@ -54,15 +52,6 @@ function runCli(args: string[], env: NodeJS.ProcessEnv, cwd: string, timeoutMs =
   });
 }
 
-function build(): Promise<void> {
-  return new Promise((resolveBuild, rejectBuild) => {
-    execFile(join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: 180_000 }, (error, stdout, stderr) => {
-      if (error) rejectBuild(new Error(`npx tsc -p tsconfig.build.json failed:\n${stdout}${stderr}`));
-      else resolveBuild();
-    });
-  });
-}
-
 const step = (calls: FunctionCall[]): FakeReply => ({ body: functionCallResponse(calls) });
 const SUMMARY_TEXT = 'Wrote hello.txt; a first read of the misspelled hello.text failed with exit 1, the second read printed the greeting.';
 
@@ -73,7 +62,7 @@ let workDir: string;
 
 beforeAll(async () => {
   await requireEngine();
-  await build();
+  requireBuiltPackage(CLI);
   const stepAnswers: FakeReply[] = [
     step([{ name: 'nextCommand', args: { command: "echo 'hello from the task' > hello.txt", reasoning: 'write the file first' } }]),
     step([{ name: 'nextCommand', args: { command: 'cat hello.text', reasoning: 'read it back' } }]),

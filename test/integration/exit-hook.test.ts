@@ -5,7 +5,8 @@
  * SIGKILLed owner cannot run its hook: test/integration/sweep.test.ts covers that case.)
  */
 import { expectNoContainersLeft, fileSession, inspectContainer, removeTestDirs, requireEngine } from '../support/engine.js';
-import { expectGoneSoon, killChildren, requireBuiltPackage, startChild } from '../support/exit-hook-child.js';
+import { requireBuiltPackage } from '../support/built-package.js';
+import { expectGoneSoon, killChildren, startChild } from '../support/exit-hook-child.js';
 
 fileSession('exit-hook');
 

@@ -119,7 +119,9 @@ test('all 256 byte values, in order, are exact in the log and the counts', async
 
 test('binary on stdout and text on stderr: both exact in the log, in order of arrival', async () => {
   const sb = await shared.get();
-  const r = await sb.exec("printf '\\000\\001\\377'; sleep 0.2; printf 'warn\\n' >&2");
+  // A second between the two writes: the engine reads stdout and stderr separately, so
+  // "order of arrival" needs them well apart even on a loaded machine.
+  const r = await sb.exec("printf '\\000\\001\\377'; sleep 1; printf 'warn\\n' >&2");
   expect(r.bytes).toEqual({ stdout: 3, stderr: 5 });
   expect(r.stderr).toBe('warn\n');
   expect(readFileSync(r.logPath).equals(Buffer.from([0, 1, 255, ...Buffer.from('warn\n')]))).toBe(true);

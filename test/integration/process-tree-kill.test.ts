@@ -26,6 +26,8 @@ afterAll(async () => {
 });
 
 const TTL = 3600;
+/** The timeout of the tree-killing tests: long enough for a tree to come up and be listed first, even under load. */
+const TREE_TIMEOUT_MS = 4000;
 
 /**
  * Starts, in the busybox image: background children, a subshell with a grandchild, a
@@ -115,13 +117,13 @@ async function pythonProcesses(sb: Sandbox): Promise<Array<{ pid: number; ppid: 
 test.concurrent('timeout: timedOut, exit 124, fast, and the whole tree is gone with no zombie', async () => {
   await withManager(async (manager) => {
     const sb = await manager.start({ ttlSeconds: TTL });
-    const pending = sb.exec(BUSYBOX_TREE, { timeoutMs: 1500 });
+    const pending = sb.exec(BUSYBOX_TREE, { timeoutMs: TREE_TIMEOUT_MS });
     await waitForTree(sb, /^sleep 10(0[1-6])$/, 6);
     const r = await pending;
     expect(r).toMatchObject({ timedOut: true, canceled: false, exitCode: 124, oomKilled: false, pidsLimitHit: false });
-    expect(r.durationMs).toBeGreaterThanOrEqual(1400);
-    expect(r.durationMs).toBeLessThan(10_000);
-    expect(r.reason).toMatch(/timed out after 1500 ms/);
+    expect(r.durationMs).toBeGreaterThanOrEqual(TREE_TIMEOUT_MS - 100);
+    expect(r.durationMs).toBeLessThan(TREE_TIMEOUT_MS + 10_000);
+    expect(r.reason).toMatch(new RegExp(`timed out after ${TREE_TIMEOUT_MS} ms`));
     expect(r.stdout).toBe('started\n');
     expectOnlyBaseProcesses(await busyboxProcesses(sb));
     // And the container is still usable.
@@ -185,7 +187,7 @@ test.concurrent('timeout in a Debian image: real nohup, setsid and disown childr
       "bash -c 'sleep 1014 & disown'",
       'sleep 1010',
     ].join('\n');
-    const pending = sb.exec(tree, { timeoutMs: 1500 });
+    const pending = sb.exec(tree, { timeoutMs: TREE_TIMEOUT_MS });
     for (let i = 0; ; i++) {
       const up = (await pythonProcesses(sb)).filter((p) => /^sleep 101[0-4]$/.test(p.cmd));
       if (up.length === 5) break;
@@ -193,7 +195,7 @@ test.concurrent('timeout in a Debian image: real nohup, setsid and disown childr
     }
     const r = await pending;
     expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
-    expect(r.durationMs).toBeLessThan(10_000);
+    expect(r.durationMs).toBeLessThan(TREE_TIMEOUT_MS + 10_000);
     const procs = await pythonProcesses(sb);
     expect(procs.filter((p) => p.state === 'Z')).toEqual([]);
     expect(procs.filter((p) => /sleep 10\d\d/.test(p.cmd))).toEqual([]);
@@ -206,12 +208,14 @@ test.concurrent('timeout in a Debian image: real nohup, setsid and disown childr
 test.concurrent("a timeout kills only its own command's tree, not a concurrent command in the same container", async () => {
   await withManager(async (manager) => {
     const sb = await manager.start({ ttlSeconds: TTL });
-    const other = sb.exec('sleep 1031 & sleep 3; echo other-done', { timeoutMs: 60_000 });
+    // The other command runs until told to end (its end would take its background sleep with it).
+    const other = sb.exec('sleep 1031 & while [ ! -e /tmp/other-may-end ]; do sleep 1; done; echo other-done', { timeoutMs: 60_000 });
     const r = await sb.exec('sleep 1032 & sleep 1033', { timeoutMs: 1000 });
     expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
     const procs = await busyboxProcesses(sb);
     expect(procs.filter((p) => /sleep 103[23]/.test(p.args))).toEqual([]);
     expect(procs.filter((p) => p.args === 'sleep 1031')).toHaveLength(1);
+    await sb.exec('touch /tmp/other-may-end');
     expect(await other).toMatchObject({ exitCode: 0, timedOut: false, stdout: 'other-done\n' });
   });
 }, 60_000);
@@ -221,7 +225,7 @@ test.concurrent('as a non-root user (config.user): the timeout still kills the w
     async (manager) => {
       const sb = await manager.start({ ttlSeconds: TTL });
       expect((await sb.exec('id -u')).stdout).toBe('65534\n');
-      const pending = sb.exec(BUSYBOX_TREE, { timeoutMs: 1500, workdir: '/tmp' });
+      const pending = sb.exec(BUSYBOX_TREE, { timeoutMs: TREE_TIMEOUT_MS, workdir: '/tmp' });
       await waitForTree(sb, /^sleep 10(0[1-6])$/, 6);
       const r = await pending;
       expect(r).toMatchObject({ timedOut: true, exitCode: 124 });

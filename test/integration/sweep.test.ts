@@ -11,8 +11,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DockerEngine, LABEL, sweepContainers } from '../../src/index.js';
 import { processStart } from '../../src/sandbox/labels.js';
 import {
@@ -26,15 +24,15 @@ import {
   removeTestDirs,
   requireEngine,
 } from '../support/engine.js';
-import { expectGoneSoon, killChildren, requireBuiltPackage, startChild } from '../support/exit-hook-child.js';
+import { CLI, requireBuiltPackage } from '../support/built-package.js';
+import { expectGoneSoon, killChildren, startChild } from '../support/exit-hook-child.js';
 
 fileSession('sweep');
-
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'cli', 'main.js');
 
 beforeAll(async () => {
   await requireEngine();
   requireBuiltPackage();
+  requireBuiltPackage(CLI);
 });
 afterAll(async () => {
   killChildren();

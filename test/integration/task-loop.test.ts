@@ -202,7 +202,7 @@ describe('limits', () => {
     expect(done.result!.exitCode).toBe(124);
     // Cut by the 3 s budget, not by the 60 s per-command timeout.
     expect(done.result!.durationMs).toBeGreaterThanOrEqual(2_000);
-    expect(done.result!.durationMs).toBeLessThan(8_000);
+    expect(done.result!.durationMs).toBeLessThan(20_000); // far from the 60 s per-command timeout
     const cutAfter = Number(/timed out after (\d+) ms/.exec(log)?.[1]);
     expect(cutAfter).toBeGreaterThan(2_000);
     expect(cutAfter).toBeLessThanOrEqual(3_000);
@@ -282,7 +282,7 @@ describe('abort', () => {
           void (async () => {
             for (let i = 0; i < 100; i++) {
               const ps = await docker(['exec', sb.id, 'ps', '-o', 'pid,args']);
-              if (ps.stdout.includes(`sleep ${marker}`)) break;
+              if (new RegExp(`\\bsleep ${marker}\\b`).test(ps.stdout)) break;
               await new Promise((r) => setTimeout(r, 100));
             }
             abortedAt = performance.now();
@@ -307,7 +307,7 @@ describe('abort', () => {
     // The command's process is gone from the container.
     const ps = await docker(['exec', sb.id, 'ps', '-o', 'pid,args']);
     expect(ps.code).toBe(0);
-    expect(ps.stdout).not.toContain(`sleep ${marker}`);
+    expect(ps.stdout).not.toMatch(new RegExp(`\\bsleep ${marker}\\b`));
   });
 
   test('a signal aborted before the start runs nothing and asks nothing', async () => {

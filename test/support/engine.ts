@@ -182,7 +182,7 @@ export async function withManager<T>(
 export interface ContainerInspect {
   Id: string;
   Name: string;
-  State: { Status: string; Running: boolean; ExitCode: number; OOMKilled: boolean; Pid: number };
+  State: { Status: string; Running: boolean; ExitCode: number; OOMKilled: boolean; Pid: number; StartedAt: string };
   Config: { Labels: Record<string, string> | null; Env: string[] | null; WorkingDir: string; Entrypoint: string[] | null; Cmd: string[] | null; Image: string };
   HostConfig: {
     Privileged: boolean;

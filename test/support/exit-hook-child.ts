@@ -4,7 +4,6 @@
  * asks. Used by the exit-hook tests and the sweep tests.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +11,6 @@ import { inspectContainer, makeTempDir, newTestSessionId, waitFor } from './engi
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(HERE, '..', 'integration', 'fixtures', 'exit-hook-child.mjs');
-const ROOT = join(HERE, '..', '..');
-const DIST_INDEX = join(ROOT, 'dist', 'index.js');
 
 export type ChildMode = 'wait' | 'end' | 'throw' | 'reject' | 'exit';
 
@@ -28,31 +25,12 @@ export interface Child {
 
 const children: Child[] = [];
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-/** For a beforeAll: the fixture runs the built package, so it must exist (and should be current). */
-export function requireBuiltPackage(): void {
-  if (!existsSync(DIST_INDEX)) {
-    throw new Error(`${DIST_INDEX} is missing: the child-process fixtures run the built package. Run \`npm run build\` first.`);
-  }
-  if (newestMtime(join(ROOT, 'src')) > statSync(DIST_INDEX).mtimeMs) {
-    console.warn('dist/ is older than src/: the child-process fixtures run the built package; run `npm run build` to test the current sources.');
-  }
-}
-
 /** For an afterAll: SIGKILLs every child started by this file that is still running. */
 export function killChildren(): void {
   for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
 }
 
-/** Starts the fixture and waits for the id of its (running) container. */
+/** Starts the fixture and waits for the id of its container, which the fixture saw running. */
 export async function startChild(mode: ChildMode): Promise<Child> {
   const proc = spawn(process.execPath, [FIXTURE, mode, newTestSessionId(), makeTempDir()], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -79,11 +57,13 @@ export async function startChild(mode: ChildMode): Promise<Child> {
       if (!out.includes('\n')) reject(new Error(`fixture (${mode}) ended (code ${code}, signal ${signal}) before printing an id; stderr: ${err}`));
     });
   });
-  const { id, pid } = JSON.parse(line) as { id: string; pid: number };
+  const { id, pid, running } = JSON.parse(line) as { id: string; pid: number; running: boolean };
   const child: Child = { proc, id, pid, exited, stderr: () => err };
   children.push(child);
   if (pid !== proc.pid) throw new Error(`fixture (${mode}) reported pid ${pid}, but it is ${proc.pid}`);
-  if (!(await inspectContainer(id))?.State.Running) throw new Error(`fixture (${mode}): its container ${id.slice(0, 12)} is not running`);
+  if (!running) throw new Error(`fixture (${mode}): its container ${id.slice(0, 12)} was not running`);
+  // A child that waits to be killed: its container must still run now, as seen from here.
+  if (mode === 'wait' && !(await inspectContainer(id))?.State.Running) throw new Error(`fixture (wait): its container ${id.slice(0, 12)} is not running`);
   return child;
 }
 

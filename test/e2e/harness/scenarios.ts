@@ -21,9 +21,8 @@
  * container a child left (the tests assert that nothing is left: this is only the safety
  * net) and the temp projects.
  */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { DIST, requireBuiltPackage } from '../../support/built-package.js';
 import { requireEngine } from '../../support/engine.js';
 import { allDestroyed, EventWatcher, ownerOf, removeLeftovers, type DockerEvent } from '../docker-observe.js';
 import {
@@ -42,7 +41,7 @@ import {
 } from './harness.js';
 
 /** The built plugin, loaded by every scenario's genaicode. */
-export const PLUGIN_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/plugin.js');
+export const PLUGIN_PATH = path.join(DIST, 'plugin.js');
 
 // ---------------------------------------------------------------------------------------
 // Script pieces
@@ -134,7 +133,7 @@ export function setUpScenarios<S extends Record<string, Promise<Observed>>>(
 
   beforeAll(async () => {
     await requireEngine();
-    if (!existsSync(PLUGIN_PATH)) throw new Error(`${PLUGIN_PATH} is missing: build the plugin first with \`npx tsc -p tsconfig.build.json\`.`);
+    requireBuiltPackage(PLUGIN_PATH);
     scenarios = options.start(observe);
     // Each test awaits its own scenario; mark them handled so an early failure is not "unhandled".
     for (const p of Object.values(scenarios)) p.catch(() => undefined);
