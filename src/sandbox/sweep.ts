@@ -55,23 +55,28 @@ function isSelf(owner: Owner, self: Owner): boolean {
 
 type ResolvedSweepOptions = Required<Pick<SweepOptions, 'now' | 'isAlive' | 'startOf' | 'self'>> & SweepOptions;
 
-/** Why a managed container should go, or undefined to keep it. */
-export function sweepReason(c: ContainerSummary, o: ResolvedSweepOptions): SweptContainer['why'] | undefined {
-  if (o.keep?.has(c.id)) return undefined;
-  if (o.all) return 'all';
+/** What a sweep does with one managed container, and why. */
+export type SweepVerdict = { remove: SweptContainer['why'] } | { keep: string };
+
+export function sweepVerdict(c: ContainerSummary, o: ResolvedSweepOptions): SweepVerdict {
+  if (o.keep?.has(c.id)) return { keep: 'this process' };
+  if (o.all) return { remove: 'all' };
   const expires = Date.parse(c.labels[LABEL.expiresAt] ?? '');
-  if (Number.isFinite(expires) && expires + EXPIRY_GRACE_MS <= o.now.getTime()) return 'expired';
+  const expired = Number.isFinite(expires) && expires <= o.now.getTime();
+  if (expired && expires + EXPIRY_GRACE_MS <= o.now.getTime()) return { remove: 'expired' };
   const owner = parseOwner(c.labels[LABEL.owner], c.labels[LABEL.ownerStart]);
-  if (!owner) return Number.isFinite(expires) ? undefined : 'unlabelled-owner';
-  if (owner.host !== o.self.host) return undefined; // another machine's process: cannot tell, its expiry will
-  if (isSelf(owner, o.self)) return undefined;
-  if (!o.isAlive(owner.pid)) return 'owner-gone';
+  const ending = 'expired, ending by itself';
+  if (!owner) return Number.isFinite(expires) ? { keep: expired ? ending : 'no owner label; its expiry will end it' } : { remove: 'unlabelled-owner' };
+  // Another machine's process: cannot tell if it lives; its expiry will end the container.
+  if (owner.host !== o.self.host) return { keep: expired ? ending : 'owner on another host' };
+  if (isSelf(owner, o.self)) return { keep: 'this process' };
+  if (!o.isAlive(owner.pid)) return { remove: 'owner-gone' };
   // Alive, but is it the owner? A pid can be reused by an unrelated process.
   if (owner.start !== undefined) {
     const start = o.startOf(owner.pid);
-    if (start !== undefined && start !== owner.start) return 'owner-gone';
+    if (start !== undefined && start !== owner.start) return { remove: 'owner-gone' };
   }
-  return undefined;
+  return { keep: expired ? ending : 'owner alive' };
 }
 
 /**
@@ -87,19 +92,12 @@ export async function sweepContainers(engine: ContainerEngine, options: SweepOpt
     list.map(async (c) => {
       const name = c.names[0] ?? c.id.slice(0, 12);
       const owner = c.labels[LABEL.owner] ?? '?';
-      const why = sweepReason(c, o);
-      if (!why) {
-        const parsed = parseOwner(c.labels[LABEL.owner], c.labels[LABEL.ownerStart]);
-        const expires = Date.parse(c.labels[LABEL.expiresAt] ?? '');
-        const keptWhy =
-          o.keep?.has(c.id) || (parsed && isSelf(parsed, o.self))
-            ? 'this process'
-            : Number.isFinite(expires) && expires <= o.now.getTime()
-              ? 'expired, ending by itself'
-              : 'owner alive';
-        report.kept.push({ id: c.id, name, owner, why: keptWhy });
+      const verdict = sweepVerdict(c, o);
+      if ('keep' in verdict) {
+        report.kept.push({ id: c.id, name, owner, why: verdict.keep });
         return;
       }
+      const why = verdict.remove;
       const entry: SweptContainer = { id: c.id, name, owner, why, ...(c.labels[LABEL.expiresAt] ? { expiresAt: c.labels[LABEL.expiresAt] } : {}) };
       if (o.dryRun) {
         report.removed.push(entry);

@@ -42,7 +42,11 @@ describe('sweepContainers', () => {
       'expired-live-owner': 'expired',
       'other-host-expired': 'expired',
     });
-    expect(names(report.kept)).toEqual(['live-owner', 'mine', 'other-host']);
+    expect(Object.fromEntries(report.kept.map((k) => [k.name, k.why]))).toEqual({
+      'live-owner': 'owner alive',
+      mine: 'this process',
+      'other-host': 'owner on another host',
+    });
     expect(report.failed).toEqual([]);
     expect([...engine.containers.values()].map((c) => c.name).sort()).toEqual(['live-owner', 'mine', 'not-managed', 'other-host']);
     // Only managed containers are listed, and removal is forced.
@@ -69,10 +73,13 @@ describe('sweepContainers', () => {
     });
   });
 
-  test('a managed container with neither owner nor expiry label is removed', async () => {
+  test('a managed container with neither owner nor expiry label is removed; with an expiry only, kept', async () => {
     engine.seedContainer({ name: 'unlabelled', labels: { [LABEL.managed]: 'true' } });
+    engine.seedContainer({ name: 'expiry-only', labels: { [LABEL.managed]: 'true', [LABEL.expiresAt]: new Date(NOW.getTime() + HOUR).toISOString() } });
     const report = await sweepContainers(engine, options());
     expect(report.removed.find((r) => r.name === 'unlabelled')?.why).toBe('unlabelled-owner');
+    // With an expiry but no owner: left to its expiry.
+    expect(report.kept.find((k) => k.name === 'expiry-only')?.why).toBe('no owner label; its expiry will end it');
   });
 
   test('all: removes everything managed but keep', async () => {
