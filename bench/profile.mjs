@@ -6,14 +6,14 @@
 //   node bench/profile.mjs exec [rounds]           the steps of sandbox.exec('true') beside a raw dockerode exec (100)
 //   node bench/profile.mjs output [MiB] [rounds]   a large output, layer by layer (1024 MiB, 3 rounds)
 //   GEN=lines node bench/profile.mjs output ...    80-byte text lines instead of zeros
-import Docker from 'dockerode';
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { DockerEngine, loadConfig, resolveConnection, SandboxManager } from '../dist/index.js';
+import { DockerEngine, SandboxManager } from '../dist/index.js';
 import { FrameDemuxer } from '../dist/engine/demux.js';
 import { openExecStream } from '../dist/engine/exec-stream.js';
 import { wrapShellCommand } from '../dist/sandbox/shell-scripts.js';
+import { benchEngine } from './bench-engine.mjs';
 import { MINIMAL_IMAGE, MiB, dockerToFile, fmtMs, interleave, loadAvg, median, now, rmQuiet, tempDir } from './lib.mjs';
 
 const [mode = 'exec', ...nums] = process.argv.slice(2);
@@ -23,17 +23,8 @@ if (!['exec', 'output'].includes(mode) || args.some((n) => !Number.isInteger(n) 
   process.exit(2);
 }
 
-// As bench/run.mjs: the default config under a throw-away project root; only the engine address from the environment.
 const tmp = tempDir();
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k === 'GENAICODE_DOCKER_HOST' || k === 'GENAICODE_DOCKER_SOCKET_PATH'));
-const config = loadConfig({ cwd: tmp, env });
-const conn = resolveConnection(config.engine);
-if (conn.kind !== 'socket' && conn.protocol === 'https') {
-  console.error('The profiler speaks to a unix socket or plain tcp engine only.');
-  process.exit(2);
-}
-process.env.DOCKER_HOST = conn.kind === 'socket' ? `unix://${conn.socketPath}` : `tcp://${conn.host}:${conn.port}`; // for the CLI
-const dockerode = new Docker(conn.kind === 'socket' ? { socketPath: conn.socketPath } : { host: conn.host, port: conn.port, protocol: 'http' });
+const { config, connection: conn, dockerode } = benchEngine(tmp);
 const transport = conn.kind === 'socket'
   ? { kind: 'net', options: { path: conn.socketPath }, hostHeader: 'localhost' }
   : { kind: 'net', options: { host: conn.host, port: conn.port }, hostHeader: `${conn.host}:${conn.port}` };

@@ -7,7 +7,6 @@
 //
 // Every benchmark runs the things it compares side by side in one run, interleaved, with
 // warm-up, and reports medians, p90 and the ratio. See bench/README.md.
-import Docker from 'dockerode';
 import { createWriteStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -20,8 +19,9 @@ if (!existsSync(join(here, '../dist/index.js'))) {
   console.error('dist/index.js is missing: build first (npx tsc -p tsconfig.build.json, or npm run bench).');
   process.exit(2);
 }
-const { buildCommandAnswer, loadConfig, resolveConnection, SandboxManager, PACKAGE_VERSION } = await import('../dist/index.js');
+const { buildCommandAnswer, SandboxManager, PACKAGE_VERSION } = await import('../dist/index.js');
 const L = await import('./lib.mjs');
+const { benchEngine } = await import('./bench-engine.mjs');
 const { commandUserText } = await import('../dist/prompt/steps/step-ask-question/handlers/docker.js');
 const { MINIMAL_IMAGE, MiB, docker, dockerToFile, fmtMs, fmtRatio, interleave, loadAvg, median, now, p90, rmQuiet, rssSampler, summarize } = L;
 
@@ -64,23 +64,11 @@ const gc = runInNewContext('gc');
 // ---------------------------------------------------------------- set-up
 const t0 = now();
 const tmp = L.tempDir();
-// Only the engine address may come from the environment: the rest is the default config,
-// so results do not depend on a developer's GENAICODE_DOCKER_* settings. Logs go to
-// <tmp>/.genaicode-docker/logs (the default layout, under a throw-away project root).
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k === 'GENAICODE_DOCKER_HOST' || k === 'GENAICODE_DOCKER_SOCKET_PATH'));
-const config = loadConfig({ cwd: tmp, env });
-const connection = resolveConnection(config.engine);
-if (connection.kind !== 'socket' && connection.protocol === 'https') {
-  console.error('The benchmark speaks to a unix socket or plain tcp engine only (TLS is not wired into the raw baseline).');
-  process.exit(2);
-}
-const cliEnv = { ...process.env, DOCKER_HOST: connection.kind === 'socket' ? `unix://${connection.socketPath}` : `tcp://${connection.host}:${connection.port}` };
-process.env.DOCKER_HOST = cliEnv.DOCKER_HOST; // the docker CLI children talk to the same engine
-const dockerode = new Docker(connection.kind === 'socket' ? { socketPath: connection.socketPath } : { host: connection.host, port: connection.port, protocol: 'http' });
+const { config, dockerode } = benchEngine(tmp);
 
 const engineVersion = (await docker(['version', '--format', '{{.Server.Version}}'])).stdout.trim();
 if (!engineVersion) {
-  console.error(`No Docker engine answers at ${cliEnv.DOCKER_HOST}: run \`bash scripts/ensure-engine.sh\` (as root) or start Docker.`);
+  console.error(`No Docker engine answers at ${process.env.DOCKER_HOST}: run \`bash scripts/ensure-engine.sh\` (as root) or start Docker.`);
   process.exit(2);
 }
 for (const image of [MINIMAL_IMAGE]) {
@@ -94,7 +82,7 @@ for (const image of [MINIMAL_IMAGE]) {
 const cliContainers = new Set();
 const BENCH_LABEL = 'genaicode-docker-bench=1';
 process.on('exit', () => {
-  if (cliContainers.size) spawnSync('docker', ['rm', '-f', ...cliContainers], { stdio: 'ignore', env: cliEnv, timeout: 30_000 });
+  if (cliContainers.size) spawnSync('docker', ['rm', '-f', ...cliContainers], { stdio: 'ignore', timeout: 30_000 });
   rmQuiet(tmp);
 });
 // Ctrl-C: exit through 'exit', where the manager's hook removes its containers synchronously
@@ -112,7 +100,7 @@ const log = (...a) => console.log(...a);
 const hr = (title) => log(`\n## ${title}\n`);
 
 log(`# genaicode-docker benchmarks${QUICK ? ' (--quick)' : ''}`);
-log(`package ${PACKAGE_VERSION}, node ${process.version}, engine ${engineVersion} at ${cliEnv.DOCKER_HOST}, ${L.cpuCount()} CPUs, load ${loadAvg()}`);
+log(`package ${PACKAGE_VERSION}, node ${process.version}, engine ${engineVersion} at ${process.env.DOCKER_HOST}, ${L.cpuCount()} CPUs, load ${loadAvg()}`);
 
 let exitCode = 0;
 try {
