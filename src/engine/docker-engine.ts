@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -36,8 +39,33 @@ function asHttpError(e: unknown): EngineHttpError {
 
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
 
-function engineMessage(e: EngineHttpError): string {
-  return e.json?.message ?? e.reason ?? e.message ?? 'unknown engine error';
+/**
+ * docker-modem sends every request through its own redirect-following layer
+ * (docker-modem/lib/http.js): on a 3xx it makes a second request, with no error listener,
+ * to wherever the Location header points. The engine answers some malformed paths with a
+ * 301 (`GET /images/a/./json`), and `http:/images/...` then names the host `images`: a
+ * DNS lookup and a connection off this machine, and an uncaught 'error' that ends the
+ * process. The engine never redirects a request we make, so none is followed: the layer's
+ * two entries become Node's own request functions, and a 3xx reaches docker-modem's status
+ * check as the unexpected status it is (an ENGINE_ERROR). docker-modem reads these entries
+ * at each request, so this holds for every Docker instance in this process.
+ */
+const modemHttp = createRequire(import.meta.url)('docker-modem/lib/http.js') as Record<'http' | 'https', { request: unknown }>;
+modemHttp.http = { ...modemHttp.http, request: http.request };
+modemHttp.https = { ...modemHttp.https, request: https.request };
+
+/**
+ * The engine's own words. docker-modem puts the body of an error answer into `json` for
+ * ordinary requests but only into the message text for streamed ones (a pull): `(HTTP code
+ * 500) server error - <the engine's message> `.
+ */
+export function engineMessage(e: EngineHttpError): string {
+  const fromJson = e.json?.message;
+  if (typeof fromJson === 'string' && fromJson.trim()) return fromJson.trim();
+  const m = /^\(HTTP code \d+\) [^-]*- ([\s\S]*)$/.exec(e.message ?? '');
+  const fromText = m?.[1]?.trim();
+  if (fromText && fromText !== '[object Object]') return fromText;
+  return e.message?.trim() || e.reason || 'unknown engine error';
 }
 
 /** How long removeContainer waits for a removal already in progress (auto-remove) to end. */
@@ -77,6 +105,48 @@ function execTransport(conn: EngineConnection, options: Docker.DockerOptions): E
     options: { host: conn.host, port: conn.port, ca: options.ca, cert: options.cert, key: options.key, ...(net.isIP(conn.host) ? {} : { servername: conn.host }) },
     hostHeader,
   };
+}
+
+/** Longest line of pull progress we read; the engine's are a few hundred bytes. */
+const MAX_PROGRESS_LINE = 1024 * 1024;
+
+/**
+ * Reads a pull's progress stream (one JSON object per line) to its end. Resolves with the
+ * error the engine reported in the stream, if any. A line that is not JSON is skipped and
+ * a stream error rejects: nothing the engine sends can throw outside this promise.
+ */
+async function readPullProgress(ref: string, stream: NodeJS.ReadableStream, onProgress?: (p: PullProgress) => void): Promise<string | undefined> {
+  let pending = '';
+  let failed: string | undefined;
+  const line = (text: string) => {
+    let event: { id?: unknown; status?: unknown; error?: unknown; errorDetail?: { message?: unknown }; progressDetail?: { current?: unknown; total?: unknown } };
+    try {
+      event = JSON.parse(text) as typeof event;
+    } catch {
+      return;
+    }
+    if (typeof event !== 'object' || event === null || Array.isArray(event)) return;
+    const error = typeof event.errorDetail?.message === 'string' ? event.errorDetail.message : typeof event.error === 'string' ? event.error : undefined;
+    if (error !== undefined) failed ??= error;
+    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+    onProgress?.({
+      id: typeof event.id === 'string' ? event.id : ref,
+      status: typeof event.status === 'string' ? event.status : error ?? '',
+      current: num(event.progressDetail?.current),
+      total: num(event.progressDetail?.total),
+    });
+  };
+  for await (const chunk of stream) {
+    pending += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
+    let nl: number;
+    while ((nl = pending.indexOf('\n')) !== -1) {
+      line(pending.slice(0, nl).trim());
+      pending = pending.slice(nl + 1);
+    }
+    if (pending.length > MAX_PROGRESS_LINE) pending = '';
+  }
+  if (pending.trim()) line(pending.trim());
+  return failed;
 }
 
 /** The dockerode adapter: the only place that knows the Docker API's shapes and status codes. */
@@ -138,28 +208,41 @@ export class DockerEngine implements ContainerEngine {
   }
 
   async pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal): Promise<void> {
-    const notFound = (detail: string) =>
-      new SandboxError('IMAGE_NOT_FOUND', `Image ${ref} was not found: ${detail}. Check the name and tag, or build it (docker/build-offline.sh builds the genaicode-docker/* images).`, { data: { image: ref } });
     let stream: NodeJS.ReadableStream;
     try {
       stream = (await this.docker.pull(ref, signal ? { abortSignal: signal } : {})) as NodeJS.ReadableStream;
     } catch (e) {
-      const err = asHttpError(e);
-      if (err.statusCode === 404 || /not found|manifest unknown|does not exist/i.test(engineMessage(err))) throw notFound(engineMessage(err));
-      throw this.fail(e, `Pull ${ref}`);
+      throw this.pullFailure(ref, e);
     }
-    await new Promise<void>((resolvePull, rejectPull) => {
-      this.docker.modem.followProgress(
-        stream,
-        (err: Error | null, output: Array<{ error?: string; errorDetail?: { message?: string } }>) => {
-          const failed = err?.message ?? output?.find((o) => o.error)?.error;
-          if (!failed) return resolvePull();
-          rejectPull(/not found|manifest unknown|does not exist/i.test(failed) ? notFound(failed) : this.fail(err ?? new Error(failed), `Pull ${ref}`));
-        },
-        (event: { id?: string; status?: string; progressDetail?: { current?: number; total?: number } }) => {
-          onProgress?.({ id: event.id ?? ref, status: event.status ?? '', current: event.progressDetail?.current, total: event.progressDetail?.total });
-        },
+    const failed = await readPullProgress(ref, stream, onProgress).catch((e: unknown) => {
+      throw this.pullFailure(ref, e);
+    });
+    if (failed !== undefined) throw this.pullFailure(ref, new Error(failed));
+  }
+
+  /**
+   * A pull that failed, in the engine's own words: IMAGE_NOT_FOUND when the registry says
+   * there is no such image or tag, IMAGE_PULL_FAILED when the registry could not be asked
+   * or refused (no network, a name that does not resolve, unauthorized, TLS).
+   */
+  private pullFailure(ref: string, e: unknown): SandboxError {
+    if (e instanceof SandboxError) return e;
+    const err = asHttpError(e);
+    if ((err.code && UNREACHABLE.has(err.code)) || err.code === 'ABORT_ERR' || (e as Error)?.name === 'AbortError') {
+      // The engine itself is unreachable, or the pull was aborted: not a registry failure.
+      return this.fail(e, `Pull ${ref}`);
+    }
+    const said = engineMessage(err);
+    if (err.statusCode === 404 || /manifest unknown|not found|does not exist|no such image/i.test(said)) {
+      return new SandboxError(
+        'IMAGE_NOT_FOUND',
+        `Image ${ref} was not found: ${said}. Check the name and tag${ref.startsWith('genaicode-docker/') ? ', or build it (genaicode-docker images build, or docker/build-offline.sh)' : ''}.`,
+        { cause: e, data: { image: ref } },
       );
+    }
+    return new SandboxError('IMAGE_PULL_FAILED', `Pull of ${ref} failed: ${said}. Check the engine's network and registry access (docker pull ${ref} shows the same), or load the image another way.`, {
+      cause: e,
+      data: { image: ref, ...(err.statusCode ? { status: err.statusCode } : {}) },
     });
   }
 
