@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { SandboxError } from './errors.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from './output/command-answer.js';
@@ -18,6 +19,9 @@ export const DEFAULT_ALLOWED_IMAGES = [
   'rust:*',
   'eclipse-temurin:*',
 ] as const;
+
+/** The golden images: built here (docker/build-offline.sh or their Dockerfiles), never pulled. */
+export const LOCAL_ONLY_IMAGES = ['genaicode-docker/*'] as const;
 
 export const DEFAULT_IMAGE = 'genaicode-docker/sandbox-minimal:latest';
 
@@ -93,6 +97,12 @@ export const ConfigSchema = z.object({
     default: z.string().min(1).default(DEFAULT_IMAGE),
     /** Pull images that are missing locally. @default true */
     pull: z.boolean().default(true),
+    /**
+     * Images that are built on this machine and never pulled, whatever `pull` says: the
+     * golden images' names are a Docker Hub namespace this project does not own, so a pull
+     * would run whatever its owner published. @default ['genaicode-docker/*']
+     */
+    localOnly: z.array(z.string().min(1)).default([...LOCAL_ONLY_IMAGES]),
   }).strict().default({}),
   limits: z.object({
     /** Memory limit (swap included). @default 512m */
@@ -110,8 +120,16 @@ export const ConfigSchema = z.object({
   tmpfsSize: byteSize(1024 ** 2, 16 * 1024 ** 3).default('64m'),
   /** Capabilities added back on top of the minimal set. @default [] */
   capAdd: z.array(z.enum(ADDABLE_CAPABILITIES)).default([]),
-  /** User to run as (name or uid[:gid]); the image's user when unset. */
+  /**
+   * User to run as (name or uid[:gid]); the image's user when unset. With a writable
+   * mount it must be a numeric uid[:gid], and it defaults to the host user's.
+   */
   user: z.string().min(1).optional(),
+  /**
+   * Let a container with a writable mount run as root (uid 0). Off, because a root
+   * container can leave root-owned set-uid programs in the mounted folder. @default false
+   */
+  allowRootWithWritableMounts: z.boolean().default(false),
   /** Working directory inside containers. @default /workspace */
   workdir: z.string().startsWith('/').default('/workspace'),
   /** Host paths that may be mounted into containers (nothing else may be). @default [] */
@@ -127,8 +145,13 @@ export const ConfigSchema = z.object({
     maxLines: z.number().int().min(10).max(1_000_000).default(500),
   }).strict().default({}),
   logs: z.object({
-    /** Folder of full command logs, relative to the project root. @default .genaicode-docker/logs */
-    dir: z.string().min(1).default('.genaicode-docker/logs'),
+    /**
+     * Folder of full command logs (relative paths from the project root). Outside the
+     * project by default, so no container with the project mounted can reach it and
+     * GenAIcode never sends it to the model as source.
+     * @default $XDG_STATE_HOME/genaicode-docker/logs (~/.local/state/genaicode-docker/logs)
+     */
+    dir: z.string().min(1).optional(),
     /** Older sessions' logs are deleted beyond this total. @default 1g */
     maxTotalBytes: byteSize(1024 ** 2, 1024 ** 4).default('1g'),
     /** Sessions' logs older than this are deleted. @default 14 */
@@ -154,7 +177,9 @@ export const ConfigSchema = z.object({
 export type ConfigInput = z.input<typeof ConfigSchema>;
 
 /** Fully resolved configuration: every default applied, paths absolute, sizes in bytes. */
-export type Config = z.output<typeof ConfigSchema> & {
+export type Config = Omit<z.output<typeof ConfigSchema>, 'logs'> & {
+  /** `dir` absolute, the default applied. */
+  logs: z.output<typeof ConfigSchema>['logs'] & { dir: string };
   /** Project root: the folder of `.genaicoderc` if one is found upward, else the working directory. */
   projectRoot: string;
   /** Where each value came from, for `doctor`. */
@@ -286,6 +311,57 @@ function formatIssue(issue: z.ZodIssue, source: string): string {
   return `${source}: ${field}: ${issue.message}`;
 }
 
+/** Where logs go unless configured: the user's state folder (XDG), outside every project. */
+export function defaultLogsDir(env: NodeJS.ProcessEnv = process.env): string {
+  const state = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  return join(state, 'genaicode-docker', 'logs');
+}
+
+/** The real path of `p`, through its deepest existing ancestor (the rest may not exist yet). */
+function realPathOf(p: string): string {
+  const missing: string[] = [];
+  let dir = resolve(p);
+  for (;;) {
+    try {
+      return join(realpathSync(dir), ...missing.reverse());
+    } catch {
+      const parent = dirname(dir);
+      if (parent === dir) return resolve(p);
+      missing.push(basename(dir));
+      dir = parent;
+    }
+  }
+}
+
+function isWithin(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/**
+ * A logs folder is pruned of old sessions, so it must never be (or hold) a folder of the
+ * user's: not the project root or any folder above it, not the home folder or above, not /.
+ * A checked-in .genaicode-docker.json is read from whatever repository GenAIcode opens.
+ * @throws SandboxError INVALID_CONFIG naming the source that set it.
+ */
+function checkLogsDir(logsDir: string, projectRoot: string, source: string): void {
+  const real = realPathOf(logsDir);
+  const guarded: Array<[string, string]> = [
+    [realPathOf(projectRoot), 'the project root'],
+    [realPathOf(homedir()), 'the home folder'],
+    ['/', 'the root folder'],
+  ];
+  for (const [path, what] of guarded) {
+    if (isWithin(path, real)) {
+      throw new SandboxError(
+        'INVALID_CONFIG',
+        `Invalid configuration: ${source}: logs.dir ${JSON.stringify(logsDir)} ${real === path ? 'is' : 'contains'} ${what} (${path}); old logs are deleted from that folder, so it must be a folder of its own, e.g. ${defaultLogsDir()}.`,
+        { data: { field: 'logs.dir' } },
+      );
+    }
+  }
+}
+
 export interface LoadConfigOptions {
   /** Working directory the project root and the config file are searched from. @default process.cwd() */
   cwd?: string;
@@ -332,7 +408,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     sources.push(layer.name);
   }
   const merged = ConfigSchema.parse(mergeConfig(...layers.map((l) => l.value)));
-  const logsDir = isAbsolute(merged.logs.dir) ? merged.logs.dir : join(projectRoot, merged.logs.dir);
+  const logsSource = [...layers].reverse().find((l) => isPlainObject(l.value) && isPlainObject(l.value.logs) && l.value.logs.dir !== undefined)?.name;
+  const logsDir = merged.logs.dir === undefined ? defaultLogsDir(env) : resolve(projectRoot, merged.logs.dir);
+  checkLogsDir(logsDir, projectRoot, logsSource ?? 'defaults');
   const mountAllow = merged.mountAllow.map((m) => ({ ...m, hostPath: resolve(projectRoot, m.hostPath) }));
   return { ...merged, logs: { ...merged.logs, dir: logsDir }, mountAllow, projectRoot, sources };
 }

@@ -1,3 +1,4 @@
+import { displayText } from './display-text.js';
 import { loadConfig, type Config, type ConfigInput } from './config.js';
 import type { ContainerEngine } from './engine/container-engine.js';
 import { genaicodeHost, type HostServices } from './host/host-services.js';
@@ -28,9 +29,26 @@ export interface PluginRuntime {
   checkImage(image: string): void;
 }
 
+/**
+ * The host as the handlers see it: every text put before the user (a confirmation
+ * question, a system message) is shown with its control and invisible characters named
+ * (displayText), whoever chose the text: the model, a container or the engine.
+ */
+export function displaySafeHost(host: HostServices): HostServices {
+  return {
+    confirm: (prompt, options) => host.confirm(displayText(prompt, 2000), options),
+    systemMessage: (text, data) => host.systemMessage(displayText(text, 2000), data),
+    abortSignal: () => host.abortSignal(),
+    liteModel: host.liteModel,
+    cheapModel: host.cheapModel,
+    defaultModel: host.defaultModel,
+  };
+}
+
 export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRuntime {
   let config: Config | undefined;
   let manager: SandboxManager | undefined;
+  let host: HostServices | undefined;
   const runtime: PluginRuntime = {
     config() {
       config ??= loadConfig({ ...(options.cwd ? { cwd: options.cwd } : {}), ...(options.config ? { overrides: options.config } : {}) });
@@ -40,7 +58,10 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
       manager ??= new SandboxManager({ config: runtime.config(), ...(options.engine ? { engine: options.engine } : {}) });
       return manager;
     },
-    host: () => (options.host ? Promise.resolve(options.host) : genaicodeHost()),
+    host: async () => {
+      host ??= displaySafeHost(options.host ?? (await genaicodeHost()));
+      return host;
+    },
     checkImage(image) {
       checkImageAllowed(image, runtime.config().images.allow);
     },

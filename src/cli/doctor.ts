@@ -2,10 +2,9 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { isSandboxError } from '../errors.js';
-import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { BUILD_OFFLINE_SCRIPT, SandboxManager } from '../sandbox/sandbox-manager.js';
 import { formatBytes } from './format.js';
 
-const BUILD_OFFLINE_SCRIPT = fileURLToPath(new URL('../../docker/build-offline.sh', import.meta.url));
 
 export const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
 

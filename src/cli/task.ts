@@ -5,6 +5,7 @@ import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { GeminiTaskModel } from '../task/gemini-model.js';
 import { runTask } from '../task/task-loop.js';
 import type { TaskModel } from '../task/task-model.js';
+import { displayText } from '../display-text.js';
 
 export interface TaskCliOptions {
   image?: string;
@@ -56,12 +57,12 @@ export async function task(
         taskDescription: description,
         model: taskModel,
         limits: { maxCommands: options.maxCommands ?? config.task.maxCommands, budgetMs: config.task.budgetMs, commandTimeoutMs: config.exec.timeoutMs },
-        logPath: manager.logs.nextPath('task'),
+        log: manager.logs.create('task'),
         environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${network}; /bin/sh`,
         signal: sigint.signal,
         onProgress: (p) => {
-          if (p.result) err(`[${p.step}] $ ${p.command} -> exit ${p.result.exitCode}${p.result.timedOut ? ' (timed out)' : ''} in ${p.result.durationMs} ms`);
-          else if (p.command && p.reasoning) err(`[${p.step}] ${p.reasoning}`);
+          if (p.result) err(`[${p.step}] $ ${displayText(p.command ?? '')} -> exit ${p.result.exitCode}${p.result.timedOut ? ' (timed out)' : ''} in ${p.result.durationMs} ms`);
+          else if (p.command && p.reasoning) err(`[${p.step}] ${displayText(p.reasoning)}`);
         },
       });
       const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { SandboxError } from '../errors.js';
+import { parseImageReference } from './image-ref.js';
 
 /**
  * Security rules. The invariants here are not configurable; values that break them are
@@ -15,6 +16,8 @@ export const INVARIANTS = {
   noNewPrivileges: 'no-new-privileges is always set',
   capabilities: 'capabilities beyond the addable set are never granted',
   mountAllowlist: 'only host paths on the mount allowlist may be mounted, read-only unless allowed writable',
+  logsOutsideMounts: 'the log folder is never inside a writable mount',
+  noRootWithWritableMounts: 'with a writable mount, containers run as a non-root user unless allowRootWithWritableMounts is set',
 } as const;
 
 function violation(rule: keyof typeof INVARIANTS, detail: string): SandboxError {
@@ -63,7 +66,8 @@ export function checkConfigInvariants(raw: unknown, source: string, baseDir: str
   if (Array.isArray(obj.mountAllow)) {
     for (const m of obj.mountAllow) {
       const p = (m as { hostPath?: unknown } | null)?.hostPath;
-      if (typeof p === 'string' && touchesEnginePath(resolve(baseDir, p))) throw violation('noEngineMount', `${source}: mountAllow ${p}`);
+      // Resolved first: a link to / (or to an engine path) is what it points at.
+      if (typeof p === 'string' && touchesEnginePath(realpathOrResolve(resolve(baseDir, p)))) throw violation('noEngineMount', `${source}: mountAllow ${p}`);
     }
   }
   if (typeof obj.task === 'object' && obj.task !== null) checkConfigInvariants(obj.task, `${source} task`, baseDir);
@@ -91,6 +95,22 @@ export function touchesEnginePath(path: string, extra: string[] = []): boolean {
   return [...ENGINE_PATHS, ...extra].some((e) => within(path, e) || within(e, path));
 }
 
+/** Docker's container name rule, kept to 63 characters (a host name label). */
+const CONTAINER_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
+
+/** Why `name` cannot be a container name, or undefined when it can. */
+export function containerNameProblem(name: string): string | undefined {
+  return CONTAINER_NAME.test(name) ? undefined : 'use letters, digits, _ . - (at most 63, starting with a letter or digit)';
+}
+
+/** @throws SandboxError INVALID_ARGUMENT for a name Docker would refuse (before any engine call or question). */
+export function checkContainerName(name: string): void {
+  const problem = containerNameProblem(name);
+  if (problem) {
+    throw new SandboxError('INVALID_ARGUMENT', `Container name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} is not valid: ${problem}.`);
+  }
+}
+
 /** Adds the implicit `:latest` so `python` and `python:latest` match the same patterns. */
 export function normalizeImageRef(ref: string): string {
   const lastSlash = ref.lastIndexOf('/');
@@ -105,23 +125,32 @@ function shortImageRef(ref: string): string {
 
 /**
  * Checks an image against the allowlist (glob patterns; `*` stays within one path segment,
- * `**` crosses them). `docker.io/library/x` and `x` are the same image.
- * @throws SandboxError IMAGE_NOT_ALLOWED, before any engine call.
+ * `**` crosses them). `docker.io/library/x` and `x` are the same image. The reference is
+ * checked against Docker's grammar first, so no pattern can admit a malformed one.
+ * @throws SandboxError INVALID_ARGUMENT for a malformed reference; IMAGE_NOT_ALLOWED; both
+ *         before any engine call.
  */
 export function checkImageAllowed(image: string, allow: readonly string[]): void {
-  if (!/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(image) || image.length > 255) {
-    throw new SandboxError('INVALID_ARGUMENT', `${JSON.stringify(image)} is not a valid image reference.`, { data: { image } });
-  }
-  const ref = shortImageRef(normalizeImageRef(image));
-  const forms = [ref, ref.replace(/:latest$/, '')];
-  // Patterns get the same short form, so `docker.io/library/python:*` and `python:*` are one rule.
-  const isMatch = picomatch(allow.map(shortImageRef), { dot: true });
-  if (forms.some((f) => isMatch(f))) return;
+  parseImageReference(image);
+  if (imageMatches(image, allow)) return;
   throw new SandboxError(
     'IMAGE_NOT_ALLOWED',
     `Image ${image} is not on the image allowlist (${allow.join(', ') || 'empty'}). Use an allowed image, or add a pattern to images.allow in .genaicode-docker.json.`,
     { data: { image, allowed: [...allow] } },
   );
+}
+
+/**
+ * Whether an image matches one of the glob patterns (`*` within one path segment, `**`
+ * across them), with Docker Hub's implicit prefixes and `:latest` taken into account.
+ */
+export function imageMatches(image: string, patterns: readonly string[]): boolean {
+  if (patterns.length === 0) return false;
+  const ref = shortImageRef(normalizeImageRef(image));
+  const forms = [ref, ref.replace(/:latest$/, '')];
+  // Patterns get the same short form, so `docker.io/library/python:*` and `python:*` are one rule.
+  const isMatch = picomatch(patterns.map(shortImageRef), { dot: true });
+  return forms.some((f) => isMatch(f));
 }
 
 export interface MountRequest {
@@ -144,22 +173,35 @@ function realpathOrResolve(p: string): string {
   }
 }
 
+export interface MountCheckOptions {
+  /** The engine's socket: never mountable, wherever it is. */
+  engineSocket?: string;
+  /** The log folder: never inside (or holding) a writable mount, or a container could plant links there. */
+  logsDir?: string;
+}
+
 /**
- * Checks requested bind mounts against the allowlist and the engine-path invariant.
- * Symlinks are resolved first, so a link cannot smuggle in a forbidden path.
+ * Checks requested bind mounts against the allowlist and the invariants. Every path, the
+ * request's and each rule's, is resolved with realpath before any rule is applied, so a
+ * link can neither smuggle in a forbidden path nor stretch a rule beyond what it names: a
+ * rule whose real path is itself forbidden (a link to /) allows nothing.
  */
-export function checkMounts(requests: readonly MountRequest[], rules: readonly MountRule[], engineSocket?: string): Array<Required<MountRequest>> {
+export function checkMounts(requests: readonly MountRequest[], rules: readonly MountRule[], options: MountCheckOptions = {}): Array<Required<MountRequest>> {
+  const extra = options.engineSocket ? [realpathOrResolve(options.engineSocket)] : [];
+  const realRules = rules.map((r) => ({ hostPath: realpathOrResolve(r.hostPath), writable: r.writable })).filter((r) => !touchesEnginePath(r.hostPath, extra));
+  const logsDir = options.logsDir ? realpathOrResolve(options.logsDir) : undefined;
   return requests.map((m) => {
     if (!isAbsolute(m.containerPath)) {
       throw new SandboxError('INVALID_ARGUMENT', `Mount target ${JSON.stringify(m.containerPath)} must be an absolute path in the container.`);
     }
     const host = realpathOrResolve(m.hostPath);
-    if (touchesEnginePath(host, engineSocket ? [realpathOrResolve(engineSocket)] : [])) {
-      throw violation('noEngineMount', `mount of ${m.hostPath}`);
-    }
-    const rule = rules.find((r) => within(host, realpathOrResolve(r.hostPath)));
+    if (touchesEnginePath(host, extra)) throw violation('noEngineMount', `mount of ${m.hostPath}`);
+    const rule = realRules.find((r) => within(host, r.hostPath));
     if (!rule) throw violation('mountAllowlist', `mount of ${m.hostPath} (not on the mount allowlist)`);
     if (m.writable && !rule.writable) throw violation('mountAllowlist', `writable mount of ${m.hostPath} (allowed read-only only)`);
+    if (m.writable && logsDir && (within(logsDir, host) || within(host, logsDir))) {
+      throw violation('logsOutsideMounts', `writable mount of ${m.hostPath} (the log folder ${logsDir} is inside it; set logs.dir elsewhere or mount read-only)`);
+    }
     return { hostPath: host, containerPath: m.containerPath, writable: m.writable ?? false };
   });
 }

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { BOUNDS, type Config } from '../config.js';
 import type { ContainerEngine, PullProgress, TmpfsMount } from '../engine/container-engine.js';
 import { DockerEngine } from '../engine/docker-engine.js';
@@ -6,7 +8,7 @@ import { SandboxError } from '../errors.js';
 import { LogStore } from '../output/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
 import { containerLabels, currentOwner } from './labels.js';
-import { checkConfigInvariants, checkImageAllowed, checkMounts, type MountRequest } from './policy.js';
+import { checkConfigInvariants, checkContainerName, checkImageAllowed, checkMounts, imageMatches, INVARIANTS, type MountRequest } from './policy.js';
 import { Sandbox } from './sandbox.js';
 import { sweepContainers, type SweepReport } from './sweep.js';
 
@@ -46,18 +48,69 @@ export interface SandboxManagerOptions {
   sweepOnStart?: boolean;
 }
 
+/** The offline builder of the golden images, wherever the package is installed. */
+export const BUILD_OFFLINE_SCRIPT = fileURLToPath(new URL('../../docker/build-offline.sh', import.meta.url));
+
 /** A session id that sorts by time and names a log folder: 20261122-031500-a1b2c3. */
 export function newSessionId(now = new Date()): string {
   const t = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `${t}-${randomBytes(3).toString('hex')}`;
 }
 
-const NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
-
 function bounded(name: string, value: number | undefined, min: number, max: number, whole = true): void {
   if (value === undefined) return;
   if (!Number.isFinite(value) || value < min || value > max || (whole && !Number.isInteger(value))) {
     throw new SandboxError('INVALID_ARGUMENT', `${name} must be ${whole ? 'a whole number ' : ''}between ${min} and ${max}, got ${value}.`);
+  }
+}
+
+/**
+ * Who a container runs as. With a writable mount, whatever the container writes lands on
+ * the host with the container user's ids, set-uid bits included: so it runs as the host
+ * user (this process's uid:gid; when that is root, the owner of the mounted folders if
+ * they have one non-root owner), never as root unless `allowRootWithWritableMounts`. A
+ * configured user must then be numeric: a name is resolved by the image, which may map it to 0.
+ * @throws SandboxError POLICY_VIOLATION when that would be root without the opt-in.
+ */
+export function containerUser(
+  c: Pick<Config, 'user' | 'allowRootWithWritableMounts'>,
+  mounts: ReadonlyArray<{ hostPath: string; writable: boolean }>,
+  hostUser: { uid?: number; gid?: number } = { uid: process.getuid?.(), gid: process.getgid?.() },
+): string | undefined {
+  const writable = mounts.filter((m) => m.writable);
+  if (writable.length === 0) return c.user;
+  let user = c.user;
+  if (user !== undefined && !/^\d+(:\d+)?$/.test(user)) {
+    throw new SandboxError('POLICY_VIOLATION', `user ${JSON.stringify(user)} with a writable mount: not allowed (with a writable mount the user must be a numeric uid[:gid], since the image decides what a name means).`, {
+      data: { rule: 'noRootWithWritableMounts' },
+    });
+  }
+  if (user === undefined) {
+    const { uid, gid } = hostUser;
+    if (uid !== undefined && gid !== undefined) user = `${uid}:${gid}`;
+    if (uid === 0) {
+      const owners = new Set(writable.map((m) => ownerOf(m.hostPath)));
+      const [owner] = owners;
+      if (owners.size === 1 && owner && !owner.startsWith('0:')) user = owner;
+    }
+  }
+  if ((user === undefined || /^0(:|$)/.test(user)) && !c.allowRootWithWritableMounts) {
+    throw new SandboxError(
+      'POLICY_VIOLATION',
+      `A writable mount with the container running as root: not allowed (${INVARIANTS.noRootWithWritableMounts}). ` +
+        'Set user to a non-root uid:gid that may write the folder (e.g. "1000:1000"), mount it read-only, or set allowRootWithWritableMounts: true if root-owned files in that folder are acceptable.',
+      { data: { rule: 'noRootWithWritableMounts' } },
+    );
+  }
+  return user;
+}
+
+function ownerOf(path: string): string | undefined {
+  try {
+    const st = statSync(path);
+    return `${st.uid}:${st.gid}`;
+  } catch {
+    return undefined;
   }
 }
 
@@ -111,9 +164,7 @@ export class SandboxManager {
     const image = options.image ?? c.images.default;
     checkImageAllowed(image, c.images.allow);
     checkConfigInvariants(options, 'start options');
-    if (options.name !== undefined && !NAME.test(options.name)) {
-      throw new SandboxError('INVALID_ARGUMENT', `Container name ${JSON.stringify(options.name)} is not valid: use letters, digits, _ . - (at most 63, starting with a letter or digit).`);
-    }
+    if (options.name !== undefined) checkContainerName(options.name);
     if (options.network !== undefined && options.network !== 'none' && options.network !== 'bridge') {
       throw new SandboxError('INVALID_ARGUMENT', `network must be "none" or "bridge", got ${JSON.stringify(options.network)}.`);
     }
@@ -121,7 +172,8 @@ export class SandboxManager {
     bounded('cpus', options.cpus, BOUNDS.cpus.min, BOUNDS.cpus.max, false);
     bounded('pids', options.pids, BOUNDS.pids.min, BOUNDS.pids.max);
     bounded('ttlSeconds', options.ttlSeconds, BOUNDS.ttlSeconds.min, BOUNDS.ttlSeconds.max);
-    const mounts = checkMounts(options.mounts ?? [], c.mountAllow, this.engineSocketPath());
+    const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
+    const user = containerUser(c, mounts);
     const workdir = options.workdir ?? c.workdir;
     if (!workdir.startsWith('/')) throw new SandboxError('INVALID_ARGUMENT', `workdir must be absolute, got ${JSON.stringify(workdir)}.`);
     const abortCheck = () => {
@@ -142,6 +194,13 @@ export class SandboxManager {
       }
     }
     if (!(await this.engine.hasImage(image))) {
+      if (imageMatches(image, c.images.localOnly)) {
+        throw new SandboxError(
+          'IMAGE_NOT_FOUND',
+          `Image ${image} is not present. It is built on this machine and never pulled (images.localOnly): build it with \`bash ${BUILD_OFFLINE_SCRIPT}\` or from its Dockerfile.`,
+          { data: { image } },
+        );
+      }
       if (!c.images.pull) {
         throw new SandboxError('IMAGE_NOT_FOUND', `Image ${image} is not present and pulling is off (images.pull=false). Build or load it first.`, { data: { image } });
       }
@@ -168,7 +227,7 @@ export class SandboxManager {
       env: Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`),
       labels: containerLabels(this.sessionId, currentOwner(), createdAt, expiresAt),
       workdir,
-      ...(c.user ? { user: c.user } : {}),
+      ...(user ? { user } : {}),
       memoryBytes,
       nanoCpus: Math.round((options.cpus ?? c.limits.cpus) * 1e9),
       pidsLimit,
@@ -213,9 +272,9 @@ export class SandboxManager {
     return sweepContainers(this.engine, { ...options, keep: new Set(this.live.keys()) });
   }
 
-  private engineSocketPath(): string | undefined {
+  private engineSocket(): { engineSocket?: string } {
     const e = this.engine as { connection?: { kind: string; socketPath?: string } };
-    return e.connection?.kind === 'socket' ? e.connection.socketPath : undefined;
+    return e.connection?.kind === 'socket' && e.connection.socketPath ? { engineSocket: e.connection.socketPath } : {};
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -175,10 +175,10 @@ export class Sandbox implements AsyncDisposable {
 
     const started = performance.now();
     const label = options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd';
-    const logPath = this.deps.logs.nextPath(label);
-    // A log that cannot be written (disk full, folder removed) does not stop the command:
-    // the result says the log is incomplete (log.error).
-    const log = this.deps.logs.open(logPath);
+    // A log that cannot be written (disk full, a folder that is not ours) does not stop the
+    // command: the result says the log is incomplete (log.error).
+    const log = this.deps.logs.create(label);
+    const logPath = log.path;
     const out = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
     const err = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
     const marker = new PidMarkReader();

@@ -1,6 +1,6 @@
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { createReadStream } from 'node:fs';
 import { isSandboxError } from '../errors.js';
+import type { LogSink } from '../output/log-store.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { historyEntry, renderHistory, type HistoryEntry } from './task-history.js';
@@ -30,8 +30,8 @@ export interface RunTaskOptions {
   taskDescription: string;
   model: TaskModel;
   limits: TaskLimits;
-  /** The task's log file: every command, its full output, the model's reasoning. */
-  logPath: string;
+  /** The task's log file, open (LogStore.create): every command, its full output, the model's reasoning. */
+  log: LogSink;
   /** One line about the environment for the model (image, network, workdir). */
   environment: string;
   signal?: AbortSignal;
@@ -135,8 +135,8 @@ export async function runTask(o: RunTaskOptions): Promise<TaskResult> {
   const started = performance.now();
   const history: HistoryEntry[] = [];
   const stepPromptChars: number[] = [];
-  const log = createWriteStream(o.logPath, { flags: 'a' });
-  const write = (text: string) => log.write(text);
+  const log = o.log;
+  const write = (text: string) => log.write(Buffer.from(text));
   write(`# Task\n${o.taskDescription}\n# Environment\n${o.environment}\n# Limits\n${o.limits.maxCommands} commands, ${o.limits.budgetMs} ms, ${o.limits.commandTimeoutMs} ms per command\n\n`);
 
   let endReason: TaskEndReason | undefined;
@@ -232,12 +232,11 @@ export async function runTask(o: RunTaskOptions): Promise<TaskResult> {
       endReason,
       reason,
       commandsRun: history.length,
-      logPath: o.logPath,
+      logPath: log.path,
       stepPromptChars,
     };
   } finally {
     log.end();
-    await once(log, 'close').catch(() => undefined);
   }
 }
 
@@ -265,17 +264,12 @@ async function summarize(o: RunTaskOptions, history: HistoryEntry[], endReason: 
   return { text, kind: 'extractive' };
 }
 
-function appendFile(log: WriteStream, path: string): Promise<void> {
-  return new Promise((resolveCopy) => {
-    const src = createReadStream(path);
-    src.on('data', (chunk) => {
-      if (!log.write(chunk)) {
-        src.pause();
-        log.once('drain', () => src.resume());
-      }
-    });
-    src.on('end', () => resolveCopy());
-    src.on('error', () => resolveCopy());
-  });
+/** Copies a command's log into the task log (a missing or unreadable one is skipped). */
+async function appendFile(log: LogSink, path: string): Promise<void> {
+  try {
+    for await (const chunk of createReadStream(path)) log.write(chunk as Buffer);
+  } catch {
+    // the command's own log is gone or unreadable: the task log goes on without it
+  }
 }
 

@@ -36,7 +36,6 @@ import { askQuestion, expectCall, functionCall, getAskQuestionActionTypes, getSy
 import { END, expectRunOk, pluginCall, setUpScenarios, type Observe, type Observed } from './harness/scenarios.js';
 
 const RUN = randomBytes(3).toString('hex');
-const LOGS_DIR = '.genaicode-docker/logs';
 const SEED_001_PROMPT = 'Summarize concisely, noting errors, failures, and important results (~200 tokens)';
 const CHILD_TIMEOUT_MS = 170_000;
 const TEST_TIMEOUT_MS = 200_000;
@@ -339,7 +338,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       expect([FAIL_STDOUT + FAIL_STDERR, FAIL_STDERR + FAIL_STDOUT]).toContain(readFileSync(failLog, 'utf-8'));
       expect(statSync(bigLog).size).toBe(BIG_TOTAL_BYTES);
       expect(readFileSync(slowLog, 'utf-8')).toBe('started-long\n');
-      expect(logPaths.every((p) => p.startsWith(path.join(o.project.projectDir, LOGS_DIR) + path.sep))).toBe(true);
+      expect(logPaths.every((p) => p.startsWith(o.project.logsDir + path.sep))).toBe(true);
 
       // Nothing of the run's session is left, and genaicode ended normally.
       const session = path.basename(path.dirname(okLog));
@@ -367,7 +366,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       // The run had a live container to run things in: still, not one exec reached the engine.
       expect(createdIds(o.events)).toHaveLength(1);
       expect(execCreates(o.events).map((e) => e.Action)).toEqual([]);
-      expect(filesUnder(path.join(o.project.projectDir, LOGS_DIR), '.log')).toEqual([]);
+      expect(filesUnder(o.project.logsDir, '.log')).toEqual([]);
       expect(await leftOf(o.pid)).toEqual([]);
       expectRemovedByTheRun(o);
     },
@@ -514,7 +513,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       expect(execDie!.time * 1000).toBeLessThan(Number(o.extra['killedAt']) + 20_000);
 
       // The command's record: canceled, and the kill was verified complete.
-      const metas = filesUnder(path.join(o.project.projectDir, LOGS_DIR), '.json').map((p) => JSON.parse(readFileSync(p, 'utf-8')) as Record<string, unknown>);
+      const metas = filesUnder(o.project.logsDir, '.json').map((p) => JSON.parse(readFileSync(p, 'utf-8')) as Record<string, unknown>);
       expect(metas).toHaveLength(1);
       expect(metas[0]).toMatchObject({ command: 'sleep 300', exitCode: 137, canceled: true, reason: 'canceled; its process tree was killed' });
       expect(run.report?.messages.map((m) => m.content)).toContainEqual(expect.stringContaining('-> exit 137 (canceled)'));

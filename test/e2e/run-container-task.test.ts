@@ -271,7 +271,7 @@ describe('plugin:runContainerTask in genaicode 0.9.5 (scripted model, real engin
       expect(String(answer.value['summary'])).toContain(MODEL_SUMMARY);
       const logPath = String(answer.value['logPath']);
       expect(path.isAbsolute(logPath)).toBe(true);
-      expect(logPath.startsWith(o.project.projectDir + path.sep)).toBe(true);
+      expect(logPath.startsWith(o.project.logsDir + path.sep)).toBe(true);
       expect(existsSync(logPath)).toBe(true);
 
       // The task log: every command, its output, the summary.

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { FunctionCall } from '../../src/host/genaicode-types.js';
 import { LABEL } from '../../src/sandbox/labels.js';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
@@ -59,6 +59,7 @@ let server: FakeGeminiServer;
 let answeredAt = 0;
 let main: CliRun;
 let workDir: string;
+let stateDir: string;
 
 beforeAll(async () => {
   await requireEngine();
@@ -78,9 +79,10 @@ beforeAll(async () => {
     return next;
   });
   workDir = makeTempDir('gcd-cli-task-');
+  stateDir = makeTempDir('gcd-cli-state-');
   main = await runCli(
     ['task', '--network', 'none', '--max-commands', '10', 'Write', 'hello from the task', 'to hello.txt', 'and', 'read it back'],
-    cleanEnv({ GEMINI_API_KEY: 'test', GEMINI_BASE_URL: server.baseUrl }),
+    cleanEnv({ GEMINI_API_KEY: 'test', GEMINI_BASE_URL: server.baseUrl, XDG_STATE_HOME: stateDir }),
     workDir,
   );
 }, 400_000);
@@ -131,9 +133,10 @@ describe('genaicode-docker task on a scripted Gemini', () => {
     expect(server.requests[4]!.body?.tools?.[0]?.functionDeclarations?.map((d) => d.name)).toEqual(['taskSummary']);
   });
 
-  test('the task log exists under the working directory and holds the commands, outputs and summary', () => {
+  test('the task log exists in the user\u2019s state folder (not the working directory) and holds the commands, outputs and summary', () => {
     const path = logPath();
-    expect(path.startsWith(join(workDir, '.genaicode-docker', 'logs'))).toBe(true);
+    expect(path.startsWith(join(stateDir, 'genaicode-docker', 'logs') + sep)).toBe(true);
+    expect(path.startsWith(workDir + sep)).toBe(false);
     expect(existsSync(path)).toBe(true);
     const log = readFileSync(path, 'utf8');
     expect(log).toContain("$ echo 'hello from the task' > hello.txt");

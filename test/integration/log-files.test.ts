@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SandboxManager } from '../../src/index.js';
+import { SESSION_MARKER } from '../../src/output/log-store.js';
 import {
   expectNoContainersLeft,
   fileSession,
@@ -31,7 +32,7 @@ test('one log and one metadata file per command, in the session folder under log
     const a = await sb.exec('echo first; echo oops >&2; exit 4', { label: 'my label/with spaces' });
     const b = await sb.exec(['printf', 'second']);
     expect(dirname(a.logPath)).toBe(join(config.logs.dir, manager.sessionId));
-    expect(config.logs.dir).toBe(join(config.projectRoot, '.genaicode-docker', 'logs'));
+    expect(config.logs.dir).toBe(join(config.projectRoot, 'logs'));
     expect(a.logPath).not.toBe(b.logPath);
     expect(readFileSync(b.logPath, 'utf8')).toBe('second');
     expect(readFileSync(a.logPath, 'utf8').split('\n').sort()).toEqual(['', 'first', 'oops']);
@@ -39,7 +40,7 @@ test('one log and one metadata file per command, in the session folder under log
     expect(meta).toMatchObject({ command: 'echo first; echo oops >&2; exit 4', exitCode: 4, bytes: { stdout: 6, stderr: 5 }, image: sb.info.image, container: sb.name });
     expect(meta.stdout).toBeUndefined();
     expect(readdirSync(dirname(a.logPath)).sort()).toEqual(
-      [a.logPath, a.logPath.replace(/\.log$/, '.json'), b.logPath, b.logPath.replace(/\.log$/, '.json')].map((p) => p.slice(dirname(p).length + 1)).sort(),
+      [SESSION_MARKER, ...[a.logPath, a.logPath.replace(/\.log$/, '.json'), b.logPath, b.logPath.replace(/\.log$/, '.json')].map((p) => p.slice(dirname(p).length + 1))].sort(),
     );
   });
 }, 60_000);

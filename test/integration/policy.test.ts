@@ -3,7 +3,7 @@
  * POLICY_VIOLATION before any engine call; the image allowlist likewise with
  * IMAGE_NOT_ALLOWED; and a started container carries every hardening setting and label.
  */
-import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -234,6 +234,8 @@ describe('a started container carries every hardening setting', () => {
 
   test.concurrent('a writable mount of a path allowed writable is writable', async () => {
     const shared = makeTempDir();
+    // A folder of a non-root user: with a writable mount the container runs as its owner, never root.
+    if (process.getuid?.() === 0) chownSync(shared, 1000, 1000);
     await withManager(
       async (manager) => {
         const sb = await manager.start({ mounts: [{ hostPath: join(shared, '.'), containerPath: '/out', writable: true }] });

@@ -11,6 +11,7 @@ import type { FunctionCall } from '../../src/host/genaicode-types.js';
 import { runTask, STEP_SYSTEM_PROMPT, type RunTaskOptions, type TaskLimits, type TaskProgress, type TaskResult } from '../../src/task/task-loop.js';
 import type { ModelRequest, TaskModel } from '../../src/task/task-model.js';
 import { docker, expectNoContainersLeft, fileSession, makeTempDir, removeTestDirs, requireEngine, sharedSandbox } from '../support/engine.js';
+import { LogStore } from '../../src/output/log-store.js';
 
 fileSession('task-loop');
 
@@ -97,7 +98,7 @@ async function run(
     model,
     taskDescription: 'a scripted test task',
     environment: 'image genaicode-docker/sandbox-minimal:latest; working directory /workspace; network none; /bin/sh',
-    logPath: join(makeTempDir('gcd-task-'), 'task.log'),
+    log: new LogStore(makeTempDir('gcd-task-'), 'task-test').create('task'),
     ...rest,
     limits: { ...LIMITS, ...limits },
     onProgress: (p) => {

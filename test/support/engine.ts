@@ -142,7 +142,8 @@ export function removeTestDirs(): void {
  */
 export function testConfig(overrides: ConfigInput = {}): Config {
   const dir = makeTempDir();
-  return loadConfig({ cwd: dir, env: {}, overrides });
+  // Logs stay in the test's own folder, not in the user's state folder (the default).
+  return loadConfig({ cwd: dir, env: {}, overrides: { ...overrides, logs: { dir: join(dir, 'logs'), ...overrides.logs } } });
 }
 
 export interface WithManagerOptions {

@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_FILE_NAME, DEFAULT_ALLOWED_IMAGES, DEFAULT_IMAGE, loadConfig, parseByteSize, type ConfigInput } from '../../src/config.js';
@@ -27,7 +28,7 @@ describe('loadConfig: defaults', () => {
     expect(c.projectRoot).toBe(root);
     expect(c.sources).toEqual(['defaults']);
     expect(c.engine).toEqual({});
-    expect(c.images).toEqual({ allow: [...DEFAULT_ALLOWED_IMAGES], default: DEFAULT_IMAGE, pull: true });
+    expect(c.images).toEqual({ allow: [...DEFAULT_ALLOWED_IMAGES], default: DEFAULT_IMAGE, pull: true, localOnly: ['genaicode-docker/*'] });
     expect(c.limits).toEqual({ memory: 512 * MiB, cpus: 1, pids: 256 });
     expect(c.network).toBe('none');
     expect(c.readOnlyRoot).toBe(false);
@@ -38,7 +39,8 @@ describe('loadConfig: defaults', () => {
     expect(c.mountAllow).toEqual([]);
     expect(c.ttlSeconds).toBe(7200);
     expect(c.exec).toEqual({ timeoutMs: 60_000, maxBytes: 16 * 1024, maxLines: 500 });
-    expect(c.logs).toEqual({ dir: join(root, '.genaicode-docker', 'logs'), maxTotalBytes: GiB, maxAgeDays: 14 });
+    expect(c.logs).toEqual({ dir: join(homedir(), '.local', 'state', 'genaicode-docker', 'logs'), maxTotalBytes: GiB, maxAgeDays: 14 });
+    expect(c.allowRootWithWritableMounts).toBe(false);
     expect(c.plugin).toEqual({ confirmStart: true, summaryThresholdBytes: 2048 });
     expect(c.task).toEqual({ maxCommands: 25, budgetMs: 15 * 60_000, network: 'bridge' });
   });

@@ -1,30 +1,45 @@
-import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { LogStore, pruneLogs } from '../../src/output/log-store.js';
-import { removeTempDirs, tempDir } from './helpers.js';
+import { LogStore, pruneLogs, SESSION_MARKER } from '../../src/output/log-store.js';
+import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
 
 const DAY = 24 * 3600 * 1000;
 const NOW = Date.now();
 
-/** A session folder with `bytes` of logs, last modified `ageMs` ago. */
+/** A session folder as LogStore makes it, with `bytes` of logs, last modified `ageMs` ago. */
 function session(root: string, name: string, bytes: number, ageMs: number): string {
   const dir = join(root, name);
-  mkdirSync(join(dir, 'nested'), { recursive: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, SESSION_MARKER), '');
   writeFileSync(join(dir, '0001-a.log'), Buffer.alloc(Math.ceil(bytes / 2), 'a'));
-  writeFileSync(join(dir, 'nested', 'b.log'), Buffer.alloc(Math.floor(bytes / 2), 'b'));
+  writeFileSync(join(dir, '0001-a.json'), Buffer.alloc(Math.floor(bytes / 2), 'b'));
   const t = new Date(NOW - ageMs);
   utimesSync(dir, t, t);
   return dir;
 }
 
-describe('LogStore.nextPath', () => {
+function age(path: string, ageMs: number): void {
+  const t = new Date(NOW - ageMs);
+  utimesSync(path, t, t);
+}
+
+/** Creates the next log of `store`, writes `text` into it and closes it; returns its path. */
+function writeLog(store: LogStore, label: string, text = ''): string {
+  const sink = store.create(label);
+  sink.write(Buffer.from(text));
+  sink.end();
+  if (sink.error) throw new Error(sink.error);
+  return sink.path;
+}
+
+describe('LogStore.create', () => {
   test('unique, ordered paths in the session folder, created on first use', () => {
     const root = tempDir('gcd-logs-');
     const store = new LogStore(root, '20260101-000000-aaaaaa');
     expect(existsSync(store.sessionDir)).toBe(false);
-    const paths = Array.from({ length: 30 }, (_, i) => store.nextPath(i % 2 ? 'make' : 'npm test'));
+    const paths = Array.from({ length: 30 }, (_, i) => writeLog(store, i % 2 ? 'make' : 'npm test'));
     expect(existsSync(store.sessionDir)).toBe(true);
     expect(new Set(paths).size).toBe(30);
     expect(paths.every((p) => dirname(p) === store.sessionDir)).toBe(true);
@@ -35,26 +50,127 @@ describe('LogStore.nextPath', () => {
 
   test('labels are made safe for a file name', () => {
     const store = new LogStore(tempDir('gcd-logs-'), 's');
-    expect(basename(store.nextPath('rm -rf / && echo "hi"'))).toBe('0001-rm--rf-echo-hi.log');
-    expect(basename(store.nextPath('../../etc/passwd'))).toBe('0002-..-..-etc-passwd.log');
-    expect(basename(store.nextPath('***'))).toBe('0003-cmd.log');
-    expect(basename(store.nextPath('x'.repeat(100)))).toBe(`0004-${'x'.repeat(40)}.log`);
+    expect(basename(writeLog(store, 'rm -rf / && echo "hi"'))).toBe('0001-rm--rf-echo-hi.log');
+    expect(basename(writeLog(store, '../../etc/passwd'))).toBe('0002-..-..-etc-passwd.log');
+    expect(basename(writeLog(store, '***'))).toBe('0003-cmd.log');
+    expect(basename(writeLog(store, 'x'.repeat(100)))).toBe(`0004-${'x'.repeat(40)}.log`);
   });
 
   test('writeMeta writes the .json beside the log', async () => {
     const store = new LogStore(tempDir('gcd-logs-'), 's');
-    const p = store.nextPath('ls');
+    const p = writeLog(store, 'ls');
     await store.writeMeta(p, { exitCode: 0 });
-    expect(readdirSync(store.sessionDir)).toEqual(['0001-ls.json']);
+    expect(readdirSync(store.sessionDir).sort()).toEqual([SESSION_MARKER, '0001-ls.json', '0001-ls.log'].sort());
   });
 
-  test('the first path prunes older sessions, never its own', () => {
+  test('logs are for their owner only: folder 0700, files 0600', () => {
+    const store = new LogStore(tempDir('gcd-logs-'), 's');
+    const p = writeLog(store, 'ls', 'secret');
+    expect(statSync(store.sessionDir).mode & 0o777).toBe(0o700);
+    expect(statSync(p).mode & 0o777).toBe(0o600);
+  });
+
+  test('the first log prunes older sessions, never its own', () => {
     const root = tempDir('gcd-logs-');
     session(root, 'old', 10, 30 * DAY);
-    session(root, 'me', 10, 30 * DAY);
     const store = new LogStore(root, 'me', { maxAgeDays: 14, maxTotalBytes: 1024 ** 3 });
-    store.nextPath('ls');
+    writeLog(store, 'ls');
     expect(readdirSync(root).sort()).toEqual(['me']);
+  });
+
+  test.each(['..', '.', '../escape', 'a/b', '/abs', '', 'x'.repeat(65), 'sp ace', '-dash'])('session id %j is refused', (id) => {
+    expect(syncSandboxError(() => new LogStore(tempDir('gcd-logs-'), id)).code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('LogStore: what a writer in the log folder cannot make it do', () => {
+  /** A file the attacker wants overwritten, e.g. ~/.bashrc. */
+  function victim(): string {
+    const p = join(tempDir('gcd-victim-'), '.bashrc');
+    writeFileSync(p, 'original\n');
+    return p;
+  }
+
+  test('a link planted under the next log name is never written through; the log goes to the next free name', () => {
+    const store = new LogStore(tempDir('gcd-logs-'), 's');
+    writeLog(store, 'first');
+    const target = victim();
+    symlinkSync(target, join(store.sessionDir, '0002-echo.log'));
+    symlinkSync(target, join(store.sessionDir, '0003-echo.log'));
+    const p = writeLog(store, 'echo', 'pwned\n');
+    expect(readFileSync(target, 'utf8')).toBe('original\n');
+    expect(basename(p)).toBe('0004-echo.log');
+    expect(lstatSync(p).isFile()).toBe(true);
+    expect(readFileSync(p, 'utf8')).toBe('pwned\n');
+  });
+
+  test('a link to a missing file (it would be created there) is not followed either', () => {
+    const store = new LogStore(tempDir('gcd-logs-'), 's');
+    writeLog(store, 'first');
+    const target = join(tempDir('gcd-victim-'), 'created-by-attacker');
+    symlinkSync(target, join(store.sessionDir, '0002-x.log'));
+    writeLog(store, 'x', 'data');
+    expect(existsSync(target)).toBe(false);
+  });
+
+  test('a file planted under the next name is neither truncated nor appended to', () => {
+    const store = new LogStore(tempDir('gcd-logs-'), 's');
+    writeLog(store, 'first');
+    writeFileSync(join(store.sessionDir, '0002-x.log'), 'planted');
+    const p = writeLog(store, 'x', 'mine');
+    expect(readFileSync(join(store.sessionDir, '0002-x.log'), 'utf8')).toBe('planted');
+    expect(readFileSync(p, 'utf8')).toBe('mine');
+  });
+
+  test('a link planted under the metadata name is refused, its target untouched', async () => {
+    const store = new LogStore(tempDir('gcd-logs-'), 's');
+    const target = victim();
+    const p = writeLog(store, 'ls');
+    symlinkSync(target, p.replace(/\.log$/, '.json'));
+    await expect(store.writeMeta(p, { exitCode: 0 })).rejects.toThrow();
+    expect(readFileSync(target, 'utf8')).toBe('original\n');
+  });
+
+  test('a session folder swapped for a link between commands gets no write; the error is on the sink', () => {
+    const root = tempDir('gcd-logs-');
+    const store = new LogStore(root, 's');
+    writeLog(store, 'first');
+    const elsewhere = tempDir('gcd-victim-');
+    renameSync(store.sessionDir, join(root, 'moved'));
+    symlinkSync(elsewhere, store.sessionDir);
+    const sink = store.create('next');
+    sink.write(Buffer.from('x'));
+    sink.end();
+    expect(sink.error).toMatch(/not a folder/);
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
+  test('a session folder swapped for another real folder is not taken for ours', () => {
+    const root = tempDir('gcd-logs-');
+    const store = new LogStore(root, 's');
+    writeLog(store, 'first');
+    renameSync(store.sessionDir, join(root, 'moved'));
+    mkdirSync(store.sessionDir);
+    const sink = store.create('next');
+    sink.end();
+    expect(sink.error).toMatch(/not created by this session/);
+    expect(readdirSync(store.sessionDir)).toEqual([]);
+  });
+
+  test('a folder already there under the session name (made by someone else) is not taken over', () => {
+    const root = tempDir('gcd-logs-');
+    mkdirSync(join(root, 's'));
+    const sink = new LogStore(root, 's').create('x');
+    sink.end();
+    expect(sink.error).toMatch(/not created by this session/);
+    expect(readdirSync(join(root, 's'))).toEqual([]);
+  });
+
+  test('a session folder removed by hand is made again', () => {
+    const store = new LogStore(tempDir('gcd-logs-'), 's');
+    writeLog(store, 'a');
+    rmSync(store.sessionDir, { recursive: true });
+    expect(readFileSync(writeLog(store, 'b', 'again'), 'utf8')).toBe('again');
   });
 });
 
@@ -97,6 +213,45 @@ describe('pruneLogs', () => {
     expect(removed).toEqual([other]);
     expect(readdirSync(root)).toEqual(['current']);
     expect(pruneLogs(root, 'current', { maxAgeDays: 0, maxTotalBytes: 1024 ** 2 }, NOW)).toEqual([]);
+  });
+
+  test('a folder without our marker is never deleted, however old: a source tree, .git, a sibling repository', () => {
+    const root = tempDir('gcd-prune-');
+    for (const name of ['src', '.git', 'node_modules', 'other-repo', '20250101-000000-abcdef']) {
+      mkdirSync(join(root, name));
+      writeFileSync(join(root, name, '0001-a.log'), 'x');
+      age(join(root, name), 100 * DAY);
+    }
+    expect(pruneLogs(root, 'current', { maxAgeDays: 1, maxTotalBytes: 1 }, NOW)).toEqual([]);
+    expect(readdirSync(root).sort()).toEqual(['.git', '20250101-000000-abcdef', 'node_modules', 'other-repo', 'src']);
+  });
+
+  test('a marked folder holding anything but our log files is kept whole', () => {
+    const root = tempDir('gcd-prune-');
+    const foreign = session(root, 'with-source', 10, 100 * DAY);
+    writeFileSync(join(foreign, 'main.c'), 'int main;');
+    const nested = session(root, 'with-folder', 10, 100 * DAY);
+    mkdirSync(join(nested, 'sub'));
+    age(foreign, 100 * DAY);
+    age(nested, 100 * DAY);
+    expect(pruneLogs(root, 'current', { maxAgeDays: 1, maxTotalBytes: 1 }, NOW)).toEqual([]);
+    expect(readdirSync(foreign).sort()).toEqual([SESSION_MARKER, '0001-a.json', '0001-a.log', 'main.c'].sort());
+    expect(existsSync(join(nested, 'sub'))).toBe(true);
+  });
+
+  test('links are never followed: a linked session folder, or a log name that is a link', () => {
+    const root = tempDir('gcd-prune-');
+    const outside = session(tempDir('gcd-victim-'), 'target', 10, 100 * DAY);
+    symlinkSync(outside, join(root, 'linked'));
+    const withLink = session(root, 'with-link', 10, 100 * DAY);
+    const precious = join(tempDir('gcd-victim-'), 'precious.txt');
+    writeFileSync(precious, 'keep');
+    symlinkSync(precious, join(withLink, '0002-b.log'));
+    age(withLink, 100 * DAY);
+    expect(pruneLogs(root, 'current', { maxAgeDays: 1, maxTotalBytes: 1 }, NOW)).toEqual([]);
+    expect(readdirSync(outside).length).toBe(3);
+    expect(readFileSync(precious, 'utf8')).toBe('keep');
+    expect(readdirSync(withLink)).toContain('0002-b.log');
   });
 
   test('files at the top level are left alone; a missing root is no error', () => {

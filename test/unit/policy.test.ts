@@ -173,7 +173,7 @@ describe('checkMounts', () => {
     const { ro, rules } = layout();
     const sock = join(ro, 'engine.sock');
     writeFileSync(sock, '');
-    const e = syncSandboxError(() => checkMounts([{ hostPath: ro, containerPath: '/data' }], rules, sock));
+    const e = syncSandboxError(() => checkMounts([{ hostPath: ro, containerPath: '/data' }], rules, { engineSocket: sock }));
     expect(e.data.rule).toBe('noEngineMount');
   });
 

@@ -221,9 +221,10 @@ describe('SandboxManager.start: the container', () => {
   test('read-only root with a mount on the workdir: tmpfs only at /tmp; the mount is a bind', async () => {
     const host = tempDir('gcd-mount-');
     mkdirSync(join(host, 'src'));
-    const { engine, manager } = setup({ config: { readOnlyRoot: true, mountAllow: [{ hostPath: host, writable: true }] } });
+    const { engine, manager } = setup({ config: { readOnlyRoot: true, user: '1000:1000', mountAllow: [{ hostPath: host, writable: true }] } });
     await manager.start({ mounts: [{ hostPath: join(host, 'src'), containerPath: '/workspace', writable: true }, { hostPath: host, containerPath: '/ref' }] });
     const spec = createdSpec(engine);
+    expect(spec.user).toBe('1000:1000');
     expect(spec.tmpfs).toEqual([{ path: '/tmp', sizeBytes: 64 * MiB }]);
     expect(spec.binds).toEqual([
       { hostPath: join(host, 'src'), containerPath: '/workspace', readOnly: false },

@@ -238,6 +238,10 @@ export interface Project {
   /** genaicode's project and rootDir (holds .genaicoderc). */
   readonly projectDir: string;
   readonly harnessDir: string;
+  /** The child's XDG_STATE_HOME: genaicode-docker's logs go under it, outside the project. */
+  readonly stateDir: string;
+  /** Where genaicode-docker writes its logs by default (stateDir/genaicode-docker/logs). */
+  readonly logsDir: string;
   readonly rcPath: string;
   readonly scriptPath: string;
   readonly recordPath: string;
@@ -379,10 +383,13 @@ export async function createProject(options: CreateProjectOptions): Promise<Proj
   };
   await writeFile(scriptPath, JSON.stringify(run, null, 2));
 
+  const stateDir = path.join(dir, 'state');
   return {
     dir,
     projectDir,
     harnessDir,
+    stateDir,
+    logsDir: path.join(stateDir, 'genaicode-docker', 'logs'),
     rcPath,
     scriptPath,
     recordPath: path.join(harnessDir, 'record.jsonl'),
@@ -442,6 +449,8 @@ function childEnv(project: Project, extra: Record<string, string | undefined>): 
     HARNESS_REPORT: project.reportPath,
     // genaicode's usage/summary cache (find-cache-dir honours CACHE_DIR): keep it per run.
     CACHE_DIR: path.join(project.harnessDir, 'cache'),
+    // The plugin's default log folder (outside the project) is kept per run too.
+    XDG_STATE_HOME: project.stateDir,
     NO_COLOR: '1',
     FORCE_COLOR: '0',
   });

@@ -1,5 +1,6 @@
 import type { ActionHandlerProps, ActionResult, FunctionCall } from '../../../../host/genaicode-types.js';
 import { actionCall } from './structured-args.js';
+import { displayText } from '../../../../display-text.js';
 import { isSandboxError } from '../../../../errors.js';
 
 /** The structured error a model receives, `{ error, code }`: nothing throws out of a handler. */
@@ -16,7 +17,8 @@ export function errorAnswer(e: unknown): ErrorAnswer {
 
 /**
  * One conversation step: the assistant's call, and the user item carrying the answer as
- * a function response (what the model reads) plus a one-line text (what the user sees).
+ * a function response (what the model reads) plus a one-line text (what the user sees,
+ * with control and invisible characters named: it may quote the model or a container).
  */
 export function actionResult(message: string, call: FunctionCall, answer: object, userText: string, isError = false): ActionResult {
   return {
@@ -26,7 +28,7 @@ export function actionResult(message: string, call: FunctionCall, answer: object
         assistant: { type: 'assistant', text: message, functionCalls: [call] },
         user: {
           type: 'user',
-          text: userText,
+          text: displayText(userText, 2000),
           functionResponses: [{ name: call.name, call_id: call.id, content: JSON.stringify(answer), ...(isError ? { isError: true } : {}) }],
         },
       },

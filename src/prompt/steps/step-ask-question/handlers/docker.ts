@@ -7,6 +7,7 @@ import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../../plugin-runtime.js';
 import type { ExecResult } from '../../../../sandbox/exec-types.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
+import { containerIdArg, containerNameArg, imageArg, MAX_COMMAND_BYTES } from './argument-schemas.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { defineAction } from './define-action.js';
 
@@ -51,18 +52,22 @@ export const STOP_CONTAINER_DEF: FunctionDef = {
 };
 
 export const StartContainerArgs = z.object({
-  image: z.string().trim().min(1, 'image is required'),
-  name: z.string().trim().min(1).optional(),
+  image: imageArg,
+  name: containerNameArg.optional(),
 });
 
 export const RunCommandArgs = z.object({
-  containerId: z.string().trim().min(1, 'containerId is required'),
-  cmd: z.string().min(1, 'cmd is required').refine((s) => s.trim() !== '', 'cmd is empty'),
+  containerId: containerIdArg,
+  cmd: z
+    .string()
+    .min(1, 'cmd is required')
+    .refine((s) => s.trim() !== '', 'cmd is empty')
+    .refine((s) => Buffer.byteLength(s) <= MAX_COMMAND_BYTES, `cmd is longer than ${MAX_COMMAND_BYTES} bytes (the kernel's limit for one argument): write a script to a file in smaller steps and run it`),
   timeoutMs: z.number().int().positive().max(MAX_COMMAND_TIMEOUT_MS).optional(),
 });
 
 export const StopContainerArgs = z.object({
-  containerId: z.string().trim().min(1, 'containerId is required'),
+  containerId: containerIdArg,
 });
 
 /** Descriptions the model sees in askQuestion's action list, on every turn. */

@@ -4,6 +4,7 @@ import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-type
 import type { PluginRuntime } from '../../../../plugin-runtime.js';
 import { runTask } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
+import { imageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { defineAction } from './define-action.js';
 
@@ -24,8 +25,12 @@ export const runContainerTaskDef = (config: Config): FunctionDef => ({
 });
 
 export const RunContainerTaskArgs = z.object({
-  image: z.string().trim().min(1, 'image is required'),
-  taskDescription: z.string().trim().min(10, 'taskDescription must describe the task (at least 10 characters)'),
+  image: imageArg,
+  taskDescription: z
+    .string()
+    .trim()
+    .min(10, 'taskDescription must describe the task (at least 10 characters)')
+    .max(MAX_TASK_DESCRIPTION_CHARS, `taskDescription must be at most ${MAX_TASK_DESCRIPTION_CHARS} characters`),
   workingDir: z.string().startsWith('/', 'workingDir must be an absolute path').optional(),
   maxCommands: z.number().int().min(1).max(500).optional(),
 });
@@ -59,7 +64,7 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
           budgetMs: config.task.budgetMs,
           commandTimeoutMs: config.exec.timeoutMs,
         },
-        logPath: runtime.manager().logs.nextPath('task'),
+        log: runtime.manager().logs.create('task'),
         environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
         ...(signal ? { signal } : {}),
         waitIfPaused: props.waitIfPaused,

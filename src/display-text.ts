@@ -1,0 +1,36 @@
+/**
+ * Text that a model, a container or an engine chose, made safe to show a person on one
+ * line: no terminal escape sequence, no line break that forges another line, no character
+ * that hides or reorders text. Each such character is shown by name instead:
+ *   - line feed, carriage return and tab as `\n`, `\r`, `\t`;
+ *   - other C0 and C1 controls and DEL as `\xHH` (ESC is `\x1b`);
+ *   - invisible or reordering Unicode (zero-width characters, bidi embeddings, overrides
+ *     and isolates, the byte-order mark, the tag characters U+E0000-U+E007F) as `<U+HHHH>`.
+ * Longer text is cut at `maxChars` with an ellipsis.
+ */
+
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function shown(ch: string): string {
+  const named = NAMED[ch];
+  if (named) return named;
+  const cp = ch.codePointAt(0)!;
+  return cp <= 0xff ? `\\x${cp.toString(16).padStart(2, '0')}` : `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/** Default cut for one line of text shown to a person. */
+export const DISPLAY_MAX_CHARS = 500;
+
+export function displayText(text: string, maxChars: number = DISPLAY_MAX_CHARS): string {
+  const s = String(text);
+  let cut = s;
+  if (s.length > maxChars) {
+    // Never split a surrogate pair: half a character is not text.
+    const end = /[\ud800-\udbff]/.test(s[maxChars - 1] ?? '') ? maxChars - 1 : maxChars;
+    cut = `${s.slice(0, end)}…`;
+  }
+  return cut.replace(UNSAFE, shown);
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { imageReferenceProblem } from '../../../../sandbox/image-ref.js';
+import { containerNameProblem } from '../../../../sandbox/policy.js';
+
+/**
+ * The argument types the model's actions share. Each is checked here, when the model's
+ * arguments arrive, so a bad value gets an INVALID_ARGUMENT answer (after one retry)
+ * before the user is asked anything and before the engine is called.
+ */
+
+/** An image reference in Docker's grammar (sandbox/image-ref.ts). */
+export const imageArg = z
+  .string()
+  .trim()
+  .min(1, 'image is required')
+  .superRefine((v, ctx) => {
+    const problem = imageReferenceProblem(v);
+    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not a valid image reference: ${problem}` });
+  });
+
+/** A container name Docker accepts. */
+export const containerNameArg = z
+  .string()
+  .trim()
+  .min(1, 'name must not be empty')
+  .superRefine((v, ctx) => {
+    const problem = containerNameProblem(v);
+    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not a valid container name: ${problem}` });
+  });
+
+/** A container of this session: a name (at most 63 characters) or an id (64 hex digits at most). */
+export const containerIdArg = z.string().trim().min(1, 'containerId is required').max(64, 'containerId is at most 64 characters (a name or an id)');
+
+/**
+ * The longest command line: the kernel refuses a single argument over 128 KiB
+ * (MAX_ARG_STRLEN), and the command is one argument of the wrapper.
+ */
+export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
+
+export const MAX_TASK_DESCRIPTION_CHARS = 20_000;
