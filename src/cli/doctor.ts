@@ -1,12 +1,41 @@
+import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { isSandboxError } from '../errors.js';
+import { imageMatches } from '../sandbox/policy.js';
 import { BUILD_OFFLINE_SCRIPT, SandboxManager } from '../sandbox/sandbox-manager.js';
 import { formatBytes } from './format.js';
 
 
 export const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
+
+/**
+ * What this configuration trusts, one line each: which images may run and which of them may
+ * come from a registry, what may be mounted and as whom, whether the user is asked first,
+ * and where logs go.
+ */
+export function trustLines(config: Config): string[] {
+  const uid = process.getuid?.();
+  const writableUser =
+    config.user !== undefined
+      ? `as user ${config.user}`
+      : uid === 0
+        ? "as the mounted folder's non-root owner"
+        : `as this user (${uid}:${process.getgid?.()})`;
+  return [
+    `images       allowed: ${config.images.allow.join(', ') || '(none)'}`,
+    `pulls        ${config.images.pull ? 'missing allowed images are pulled from their registry' : 'off: nothing is pulled'}; never pulled (built here): ${config.images.localOnly.join(', ') || '(none)'}`,
+    `mounts       allowed: ${config.mountAllow.map((m) => `${m.hostPath}${m.writable ? ' (rw)' : ' (ro)'}`).join(', ') || '(none)'}; with a writable mount containers run ${writableUser}${config.allowRootWithWritableMounts ? ', or as root (allowRootWithWritableMounts)' : ', never as root'}`,
+    `confirm      ${config.plugin.confirmStart ? 'the user is asked before each container starts' : 'containers start without asking the user (plugin.confirmStart: false)'}`,
+    `logs         ${config.logs.dir}${within(config.logs.dir, config.projectRoot) ? ' (inside the project: GenAIcode may send its .json files to the model as source)' : ''}`,
+  ];
+}
+
+function within(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
 
 /** Checks that sandboxes can run here, and prints what is in force. Returns the exit code. */
 export async function doctor(config: Config, options: { sandboxCheck: boolean }, out: (line: string) => void): Promise<number> {
@@ -23,13 +52,12 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
   for (const image of images) {
     const present = await engine.hasImage(image);
     if (!present && image === config.images.default && !config.images.pull) problems++;
-    out(`image        ${present ? 'present' : 'missing'}: ${image}${present ? '' : image.startsWith('genaicode-docker/') ? ` (build: bash ${BUILD_OFFLINE_SCRIPT}, or docker build -t ${image} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : ' (pulled on first use)'}`);
+    out(`image        ${present ? 'present' : 'missing'}: ${image}${present ? '' : imageMatches(image, config.images.localOnly) ? ` (never pulled; build: bash ${BUILD_OFFLINE_SCRIPT}, or docker build -t ${image} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : config.images.pull ? ' (pulled on first use)' : ' (pulls are off: load it)'}`);
   }
   out(`limits       memory ${formatBytes(config.limits.memory)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`);
   out(`lifetime     containers expire after ${config.ttlSeconds} s; commands time out after ${config.exec.timeoutMs} ms`);
-  out(`output       ${formatBytes(config.exec.maxBytes)} / ${config.exec.maxLines} lines per stream kept for answers; full logs in ${config.logs.dir}`);
-  out(`images       allowed: ${config.images.allow.join(', ') || '(none)'}`);
-  out(`mounts       allowed: ${config.mountAllow.map((m) => `${m.hostPath}${m.writable ? ' (rw)' : ' (ro)'}`).join(', ') || '(none)'}`);
+  out(`output       ${formatBytes(config.exec.maxBytes)} / ${config.exec.maxLines} lines per stream kept for answers`);
+  for (const line of trustLines(config)) out(line);
   out(`config       from ${config.sources.join(' < ')}`);
   if (options.sandboxCheck) {
     const manager = new SandboxManager({ config, engine });

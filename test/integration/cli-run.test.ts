@@ -4,7 +4,9 @@
  * `demo`, the README's main job.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
 import { listManaged, makeTempDir, removeTestDirs, requireEngine, waitFor } from '../support/engine.js';
 
@@ -15,10 +17,40 @@ beforeAll(async () => {
 });
 afterAll(() => removeTestDirs());
 
-function runCli(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: makeTempDir('gcd-cli-run-'), encoding: 'utf8', timeout: 60_000, env: { ...process.env, GENAICODE_DOCKER_CONFIRM_START: 'false' } });
+function runCli(args: string[], cwd = makeTempDir('gcd-cli-run-')): { status: number | null; stdout: string; stderr: string } {
+  const env = { ...process.env, GENAICODE_DOCKER_CONFIRM_START: 'false', XDG_STATE_HOME: makeTempDir('gcd-cli-state-') };
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 60_000, env });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+test('a golden image that is not built here: IMAGE_NOT_FOUND saying how to build it, never a pull; a malformed one: INVALID_ARGUMENT', () => {
+  const missing = runCli(['run', '--image', 'genaicode-docker/does-not-exist:1', '--', 'true']);
+  expect(missing.status).toBe(125);
+  expect(missing.stderr).toContain('IMAGE_NOT_FOUND');
+  expect(missing.stderr).toMatch(/never pulled/);
+  expect(missing.stderr).toContain('build-offline.sh');
+  for (const image of ['genaicode-docker/.', 'genaicode-docker/..', 'genaicode-docker/A']) {
+    const bad = runCli(['run', '--json', '--image', image, '--', 'true']);
+    expect(bad.status).toBe(125);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ code: 'INVALID_ARGUMENT' });
+  }
+}, 90_000);
+
+test('doctor reports the trust settings in force, from the project’s config file', () => {
+  const plain = runCli(['doctor', '--no-sandbox-check']);
+  expect(plain.status).toBe(0);
+  expect(plain.stdout).toMatch(/^pulls +missing allowed images are pulled.*never pulled \(built here\): genaicode-docker\/\*$/m);
+  expect(plain.stdout).toMatch(/^mounts +allowed: \(none\); with a writable mount containers run .*never as root$/m);
+  expect(plain.stdout).toMatch(/^logs +\/.*genaicode-docker\/logs$/m);
+  const project = makeTempDir('gcd-cli-doctor-');
+  writeFileSync(join(project, '.genaicode-docker.json'), JSON.stringify({ images: { localOnly: [], pull: false }, plugin: { confirmStart: false }, allowRootWithWritableMounts: true, logs: { dir: 'build/logs' } }));
+  const custom = runCli(['doctor', '--no-sandbox-check'], project);
+  expect(custom.stdout).toMatch(/^pulls +off: nothing is pulled; never pulled \(built here\): \(none\)$/m);
+  expect(custom.stdout).toMatch(/^confirm +containers start without asking the user/m);
+  expect(custom.stdout).toMatch(/or as root \(allowRootWithWritableMounts\)$/m);
+  expect(custom.stdout).toMatch(/^logs +.*build\/logs \(inside the project: GenAIcode may send/m);
+  expect(custom.stdout).toContain(`config       from defaults < ${join(project, '.genaicode-docker.json')}`);
+}, 90_000);
 
 test('exits with the command\'s exit code, 124 on timeout; --json prints the result object', () => {
   const ok = runCli(['run', '--json', '--', 'echo hi; echo oops >&2; exit 3']);
