@@ -70,11 +70,11 @@ const timedEngine = new Proxy(engine, {
 });
 const manager = new SandboxManager({ config, engine: timedEngine });
 const logs = manager.logs; // the LogStore every sandbox of this manager writes to
-const orig = { nextPath: logs.nextPath.bind(logs), open: logs.open.bind(logs), writeMeta: logs.writeMeta.bind(logs) };
-logs.nextPath = (label) => ((cur.logT0 = now()), orig.nextPath(label));
-logs.open = (path) => {
-  const sink = orig.open(path);
-  cur.logOpen = now() - cur.logT0; // nextPath (mkdir, first-time prune) + open
+const orig = { create: logs.create.bind(logs), writeMeta: logs.writeMeta.bind(logs) };
+logs.create = (label) => {
+  const t0 = now();
+  const sink = orig.create(label);
+  cur.logOpen = now() - t0; // folder check (mkdir and prune the first time) + exclusive create
   const end = sink.end.bind(sink);
   sink.end = () => ((cur.closeT0 = now()), end(), (cur.logClose = now() - cur.closeT0));
   return sink;
@@ -117,7 +117,7 @@ async function profileExec(rounds) {
   const step = (f) => o.map(f);
   console.log(`sandbox.exec('true'), medians of ${rounds} interleaved rounds after 10 warm-up (load ${loadAvg()}); steps' medians need not add up:`);
   row('before engine.exec (validate, log path, open)', step((c) => c.call - c.t0));
-  row('  of which log path + open', step((c) => c.logOpen));
+  row('  of which log folder check + create', step((c) => c.logOpen));
   row('engine.exec: exec create', step((c) => sum(c.create)));
   row('engine.exec: start (own connection, 101)', step((c) => c.returned - c.call - sum(c.create)));
   row('output: returned -> last byte (wrapper runs)', step((c) => (c.last ?? c.returned) - c.returned));

@@ -339,7 +339,7 @@ export async function benchTaskTokens({ quick = false, keepLog } = {}) {
       taskDescription: TASK_DESCRIPTION,
       model,
       limits: { maxCommands: config.task.maxCommands, budgetMs: config.task.budgetMs, commandTimeoutMs: config.exec.timeoutMs },
-      logPath: manager.logs.nextPath('task'),
+      log: manager.logs.create('task'),
       // The same line the runContainerTask handler gives the loop.
       environment: `image ${IMAGE}; working directory ${sandbox.info.workdir}; network none; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
       onProgress: (p) => {
