@@ -3,8 +3,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { SandboxError } from './errors.js';
-import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from './output/command-answer.js';
-import { checkConfigInvariants } from './sandbox/policy.js';
+import { ADDABLE_CAPABILITIES, checkConfigInvariants } from './policy/policy.js';
 
 /** Images the model may start when no allowlist is configured (glob patterns). */
 export const DEFAULT_ALLOWED_IMAGES = [
@@ -22,6 +21,9 @@ export const DEFAULT_ALLOWED_IMAGES = [
 
 /** The golden images: built here (docker/build-offline.sh or their Dockerfiles), never pulled. */
 export const LOCAL_ONLY_IMAGES = ['genaicode-docker/*'] as const;
+
+/** Output up to this many bytes (after capping) reaches the model verbatim, with no summary. */
+export const DEFAULT_SUMMARY_THRESHOLD_BYTES = 2048;
 
 export const DEFAULT_IMAGE = 'genaicode-docker/sandbox-minimal:latest';
 
@@ -71,10 +73,6 @@ const byteSize = (min: number, max: number) =>
     return n;
   });
 
-/** Capabilities a configuration may add back; everything else stays dropped. */
-export const ADDABLE_CAPABILITIES = [
-  'AUDIT_WRITE', 'MKNOD', 'NET_BIND_SERVICE', 'NET_RAW', 'SETFCAP', 'SETPCAP', 'SYS_CHROOT',
-] as const;
 
 const MountAllow = z.object({
   /** Host path (absolute, or relative to the project root) that may be mounted, with everything under it. */

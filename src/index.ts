@@ -32,8 +32,8 @@ export { Sandbox, TIMEOUT_EXIT_CODE, CANCELED_EXIT_CODE, type SandboxInfo } from
 export type { ExecOptions, ExecResult } from './sandbox/exec-types.js';
 export { sweepContainers, type SweepReport, type SweepOptions } from './sandbox/sweep.js';
 export { LABEL } from './sandbox/labels.js';
-export { INVARIANTS, checkImageAllowed, type MountRequest } from './sandbox/policy.js';
+export { INVARIANTS, checkImageAllowed, type MountRequest } from './policy/policy.js';
 export { PACKAGE_VERSION } from './version.js';
-export { createDockerPlugin, type DockerPluginOptions } from './create-plugin.js';
-export { buildCommandAnswer, extractiveSummary, keyLines, type CommandAnswer, type OutputSummarizer } from './output/command-answer.js';
-export type { HostServices } from './host/host-services.js';
+export { createDockerPlugin, type DockerPluginOptions } from './prompt/create-plugin.js';
+export { buildCommandAnswer, extractiveSummary, keyLines, type CommandAnswer, type OutputSummarizer } from './answer/command-answer.js';
+export type { HostServices } from './prompt/host/host-services.js';

@@ -5,6 +5,6 @@
  *   import { createDockerPlugin } from 'genaicode-docker';
  *   export default createDockerPlugin({ config: { network: 'bridge' } });
  */
-import { createDockerPlugin } from './create-plugin.js';
+import { createDockerPlugin } from './prompt/create-plugin.js';
 
 export default createDockerPlugin();

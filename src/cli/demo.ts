@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { buildCommandAnswer } from '../output/command-answer.js';
+import { buildCommandAnswer } from '../answer/command-answer.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 
 const STEPS = [

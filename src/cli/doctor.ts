@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { isSandboxError } from '../errors.js';
-import { imageMatches } from '../sandbox/policy.js';
+import { imageMatches } from '../policy/policy.js';
 import { BUILD_OFFLINE_SCRIPT, SandboxManager } from '../sandbox/sandbox-manager.js';
 import { formatBytes } from './format.js';
 

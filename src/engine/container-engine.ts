@@ -1,3 +1,5 @@
+import type { EngineConnection } from './connection.js';
+
 /**
  * The narrow port in front of a container engine. The sandbox layer speaks only this;
  * `docker-engine.ts` implements it with dockerode, unit tests with a typed fake.
@@ -39,7 +41,8 @@ export interface BindMount {
 /**
  * Everything a container may be created with. There is deliberately no field for
  * privileged mode, host namespaces, devices or extra security options: the adapter
- * always sets no-new-privileges, an init process, and drops every capability but `capAdd`.
+ * always sets no-new-privileges, an init process, drops every capability and adds back
+ * exactly `capAdd` (the policy decides which: policy/policy.ts).
  */
 export interface ContainerSpec {
   image: string;
@@ -104,6 +107,11 @@ export interface ExecSession {
 }
 
 export interface ContainerEngine {
+  /**
+   * How the engine is reached. Its unix socket, when it has one, is never mountable into a
+   * container, wherever it lives. Absent for an engine with no address of its own.
+   */
+  readonly connection?: EngineConnection;
   /** @throws SandboxError ENGINE_UNAVAILABLE with a sentence on how to start an engine. */
   info(): Promise<EngineInfo>;
   hasImage(ref: string): Promise<boolean>;

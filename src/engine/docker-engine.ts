@@ -22,8 +22,6 @@ import { engineUnavailableMessage, resolveConnection, type ConnectionSettings, t
 import { FrameDemuxer } from './demux.js';
 import { ExecStartError, openExecStream, type EngineTransport, type ExecStream } from './exec-stream.js';
 
-/** Capabilities every container keeps; the rest of Docker's default set is dropped. */
-export const BASE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
 
 interface EngineHttpError {
   statusCode?: number;
@@ -271,7 +269,7 @@ export class DockerEngine implements ContainerEngine {
           Init: true,
           SecurityOpt: ['no-new-privileges'],
           CapDrop: ['ALL'],
-          CapAdd: [...new Set([...BASE_CAPABILITIES, ...spec.capAdd])],
+          CapAdd: [...spec.capAdd],
           IpcMode: 'private',
           Devices: [],
           // Hardened, configurable values.

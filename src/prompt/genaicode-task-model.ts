@@ -1,5 +1,5 @@
-import type { ActionHandlerProps } from '../host/genaicode-types.js';
-import type { HostServices } from '../host/host-services.js';
+import type { ActionHandlerProps } from './host/genaicode-types.js';
+import type { HostServices } from './host/host-services.js';
 import type { TaskModel } from '../task/task-model.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { FunctionDef, GenerateContentFunction } from '../host/genaicode-types.js';
-import type { OutputSummarizer } from '../output/command-answer.js';
+import type { FunctionDef, GenerateContentFunction } from './host/genaicode-types.js';
+import type { OutputSummarizer } from '../answer/command-answer.js';
 
 export const SUMMARIZE_OUTPUT_DEF: FunctionDef = {
   name: 'summarizeOutput',

@@ -5,10 +5,10 @@ import { BOUNDS, type Config } from '../config.js';
 import type { ContainerEngine, PullProgress, TmpfsMount } from '../engine/container-engine.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { SandboxError } from '../errors.js';
-import { LogStore } from '../output/log-store.js';
+import { LogStore } from '../capture/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
 import { containerLabels, currentOwner } from './labels.js';
-import { checkConfigInvariants, checkContainerName, checkImageAllowed, checkMounts, imageMatches, INVARIANTS, type MountRequest } from './policy.js';
+import { checkConfigInvariants, checkContainerName, checkImageAllowed, checkMounts, containerCapabilities, imageMatches, INVARIANTS, type MountRequest } from '../policy/policy.js';
 import { Sandbox } from './sandbox.js';
 import { sweepContainers, type SweepReport } from './sweep.js';
 
@@ -235,7 +235,7 @@ export class SandboxManager {
       readOnlyRoot,
       tmpfs,
       binds: mounts.map((m) => ({ hostPath: m.hostPath, containerPath: m.containerPath, readOnly: !m.writable })),
-      capAdd: [...c.capAdd],
+      capAdd: containerCapabilities(c.capAdd),
       autoRemove: true,
     });
     // Tracked before start, so the exit hook covers the window between create and start.
@@ -273,8 +273,8 @@ export class SandboxManager {
   }
 
   private engineSocket(): { engineSocket?: string } {
-    const e = this.engine as { connection?: { kind: string; socketPath?: string } };
-    return e.connection?.kind === 'socket' && e.connection.socketPath ? { engineSocket: e.connection.socketPath } : {};
+    const c = this.engine.connection;
+    return c?.kind === 'socket' ? { engineSocket: c.socketPath } : {};
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { BOUNDS } from '../config.js';
 import type { ContainerEngine, ExecSession, StreamId } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
-import type { LogSink, LogStore } from '../output/log-store.js';
-import { StreamWindow } from '../output/stream-window.js';
+import type { LogSink, LogStore } from '../capture/log-store.js';
+import { StreamWindow } from '../capture/stream-window.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
 import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, parseCounters, parseTrailer, PID_MARK, wrapArgv, wrapShellCommand } from './shell-scripts.js';
 

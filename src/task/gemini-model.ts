@@ -1,6 +1,5 @@
 import { FunctionCallingMode, GoogleGenerativeAI, type FunctionDeclaration, type FunctionDeclarationSchema } from '@google/generative-ai';
-import type { FunctionCall, FunctionDef } from '../host/genaicode-types.js';
-import type { ModelRequest, TaskModel } from './task-model.js';
+import type { FunctionCall, FunctionDef, ModelRequest, TaskModel } from './task-model.js';
 
 export interface GeminiTaskModelOptions {
   apiKey: string;

@@ -1,5 +1,5 @@
 import type { ExecResult } from '../sandbox/exec-types.js';
-import { combinedOutput, keyLines } from '../output/command-answer.js';
+import { combinedOutput, keyLines } from '../answer/command-answer.js';
 
 /** One finished command, as the loop remembers it. */
 export interface HistoryEntry {

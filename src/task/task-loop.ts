@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { isSandboxError } from '../errors.js';
-import type { LogSink } from '../output/log-store.js';
+import type { LogSink } from '../capture/log-store.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { historyEntry, renderHistory, type HistoryEntry } from './task-history.js';

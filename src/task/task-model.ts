@@ -1,5 +1,18 @@
 import { z } from 'zod';
-import type { FunctionCall, FunctionDef } from '../host/genaicode-types.js';
+
+/** A function the task's model may call: its name, what it does, its parameters as JSON Schema. */
+export interface FunctionDef {
+  name: string;
+  description: string;
+  parameters: { type: 'object'; properties: Record<string, unknown>; required: string[] };
+}
+
+/** A call the model made: the function's name and its arguments. */
+export interface FunctionCall<T = Record<string, unknown>> {
+  id?: string;
+  name: string;
+  args?: T;
+}
 
 /**
  * The port the task loop talks to a model through. Two calls, two tiers: the cheapest

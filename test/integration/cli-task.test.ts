@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import type { FunctionCall } from '../../src/host/genaicode-types.js';
+import type { FunctionCall } from '../../src/prompt/host/genaicode-types.js';
 import { LABEL } from '../../src/sandbox/labels.js';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
 import { docker, listManaged, makeTempDir, removeTestDirs, requireEngine } from '../support/engine.js';

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SandboxManager } from '../../src/index.js';
-import { SESSION_MARKER } from '../../src/output/log-store.js';
+import { SESSION_MARKER } from '../../src/capture/log-store.js';
 import {
   expectNoContainersLeft,
   fileSession,

@@ -7,11 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { FunctionCall } from '../../src/host/genaicode-types.js';
+import type { FunctionCall } from '../../src/prompt/host/genaicode-types.js';
 import { runTask, STEP_SYSTEM_PROMPT, type RunTaskOptions, type TaskLimits, type TaskProgress, type TaskResult } from '../../src/task/task-loop.js';
 import type { ModelRequest, TaskModel } from '../../src/task/task-model.js';
 import { docker, expectNoContainersLeft, fileSession, makeTempDir, removeTestDirs, requireEngine, sharedSandbox } from '../support/engine.js';
-import { LogStore } from '../../src/output/log-store.js';
+import { LogStore } from '../../src/capture/log-store.js';
 
 fileSession('task-loop');
 

@@ -23,7 +23,7 @@ import type { EngineConnection } from '../../src/engine/connection.js';
 import { SandboxError } from '../../src/errors.js';
 import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, PID_MARK, wrapArgv, wrapShellCommand } from '../../src/sandbox/shell-scripts.js';
 
-export type EngineMethod = keyof ContainerEngine;
+export type EngineMethod = Exclude<keyof ContainerEngine, 'connection'>;
 
 /** One recorded call: the method and exactly the arguments it got. */
 export type FakeCall = { [M in EngineMethod]: { method: M; args: Parameters<ContainerEngine[M]> } }[EngineMethod];

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCommandAnswer, extractiveSummary, keyLines, logKeyLines, type OutputSummarizer } from '../../src/output/command-answer.js';
-import { StreamWindow } from '../../src/output/stream-window.js';
+import { buildCommandAnswer, extractiveSummary, keyLines, logKeyLines, type OutputSummarizer } from '../../src/answer/command-answer.js';
+import { StreamWindow } from '../../src/capture/stream-window.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
 import { removeTempDirs, tempDir } from './helpers.js';
 

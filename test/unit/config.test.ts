@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_FILE_NAME, DEFAULT_ALLOWED_IMAGES, DEFAULT_IMAGE, loadConfig, parseByteSize, type ConfigInput } from '../../src/config.js';
-import { INVARIANTS } from '../../src/sandbox/policy.js';
+import { INVARIANTS } from '../../src/policy/policy.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
 const MiB = 1024 ** 2;

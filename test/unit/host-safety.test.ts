@@ -3,8 +3,8 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CONFIG_FILE_NAME, loadConfig } from '../../src/config.js';
 import { displayText } from '../../src/display-text.js';
-import { imageReferenceProblem, parseImageReference } from '../../src/sandbox/image-ref.js';
-import { checkConfigInvariants, checkImageAllowed, checkMounts } from '../../src/sandbox/policy.js';
+import { imageReferenceProblem, parseImageReference } from '../../src/policy/image-ref.js';
+import { checkConfigInvariants, checkImageAllowed, checkMounts } from '../../src/policy/policy.js';
 import { containerUser } from '../../src/sandbox/sandbox-manager.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { LogStore, pruneLogs, SESSION_MARKER } from '../../src/output/log-store.js';
+import { LogStore, pruneLogs, SESSION_MARKER } from '../../src/capture/log-store.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);

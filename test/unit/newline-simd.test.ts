@@ -1,5 +1,5 @@
-import { countNewlinesSimd, NEWLINE_COUNTER_WASM } from '../../src/output/newline-simd.js';
-import { countNewlines, countNewlinesSwar } from '../../src/output/stream-window.js';
+import { countNewlinesSimd, NEWLINE_COUNTER_WASM } from '../../src/capture/newline-simd.js';
+import { countNewlines, countNewlinesSwar } from '../../src/capture/stream-window.js';
 
 function naive(buf: Uint8Array): number {
   let n = 0;

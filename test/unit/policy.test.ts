@@ -1,6 +1,6 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkConfigInvariants, checkImageAllowed, checkMounts, INVARIANTS, normalizeImageRef, touchesEnginePath } from '../../src/sandbox/policy.js';
+import { checkConfigInvariants, checkImageAllowed, checkMounts, INVARIANTS, normalizeImageRef, touchesEnginePath } from '../../src/policy/policy.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);

@@ -1,3 +1,4 @@
+import { BASE_CAPABILITIES } from '../../src/policy/policy.js';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -186,7 +187,7 @@ describe('SandboxManager.start: the container', () => {
         { path: '/work', sizeBytes: 32 * MiB },
       ],
       binds: [],
-      capAdd: ['NET_RAW'],
+      capAdd: [...BASE_CAPABILITIES, 'NET_RAW'],
       autoRemove: true,
     });
     expect(Object.keys(spec.labels).sort()).toEqual(Object.values(LABEL).sort());
@@ -209,7 +210,7 @@ describe('SandboxManager.start: the container', () => {
     const spec = createdSpec(engine);
     expect(spec.user).toBeUndefined();
     expect('user' in spec).toBe(false);
-    expect(spec).toMatchObject({ network: 'none', readOnlyRoot: false, tmpfs: [], memoryBytes: 512 * MiB, nanoCpus: 1e9, pidsLimit: 256, capAdd: [], cmd: ['7200'], workdir: '/workspace', env: [] });
+    expect(spec).toMatchObject({ network: 'none', readOnlyRoot: false, tmpfs: [], memoryBytes: 512 * MiB, nanoCpus: 1e9, pidsLimit: 256, capAdd: [...BASE_CAPABILITIES], cmd: ['7200'], workdir: '/workspace', env: [] });
   });
 
   test('start options override the configuration', async () => {

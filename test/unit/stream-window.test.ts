@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
-import { countNewlines, isBinary, StreamWindow, trimUtf8End, trimUtf8Start } from '../../src/output/stream-window.js';
+import { countNewlines, isBinary, StreamWindow, trimUtf8End, trimUtf8Start } from '../../src/capture/stream-window.js';
 
 const LOG = '/logs/session/0001-make.log';
 

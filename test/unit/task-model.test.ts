@@ -2,7 +2,7 @@
  * parseStep: the model's function calls read as one step, or a message that says what is
  * wrong (the loop shows it to the model once before giving up).
  */
-import type { FunctionCall } from '../../src/host/genaicode-types.js';
+import type { FunctionCall } from '../../src/prompt/host/genaicode-types.js';
 import {
   NEXT_COMMAND_DEF,
   parseStep,

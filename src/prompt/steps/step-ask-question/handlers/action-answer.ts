@@ -1,4 +1,4 @@
-import type { ActionHandlerProps, ActionResult, FunctionCall } from '../../../../host/genaicode-types.js';
+import type { ActionHandlerProps, ActionResult, FunctionCall } from '../../../host/genaicode-types.js';
 import { actionCall } from './structured-args.js';
 import { displayText } from '../../../../display-text.js';
 import { isSandboxError } from '../../../../errors.js';

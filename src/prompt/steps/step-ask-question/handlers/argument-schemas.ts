@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { imageReferenceProblem } from '../../../../sandbox/image-ref.js';
-import { containerNameProblem } from '../../../../sandbox/policy.js';
+import { imageReferenceProblem } from '../../../../policy/image-ref.js';
+import { containerNameProblem } from '../../../../policy/policy.js';
 
 /**
  * The argument types the model's actions share. Each is checked here, when the model's

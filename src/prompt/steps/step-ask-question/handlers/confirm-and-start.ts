@@ -1,5 +1,5 @@
-import type { HostServices } from '../../../../host/host-services.js';
-import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import type { HostServices } from '../../../host/host-services.js';
+import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { Sandbox } from '../../../../sandbox/sandbox.js';
 import type { StartOptions } from '../../../../sandbox/sandbox-manager.js';
 

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { Config } from '../../../../config.js';
-import type { ActionHandler, ActionHandlerProps, ActionResult, FunctionDef } from '../../../../host/genaicode-types.js';
-import type { HostServices } from '../../../../host/host-services.js';
-import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import type { ActionHandler, ActionHandlerProps, ActionResult, FunctionDef } from '../../../host/genaicode-types.js';
+import type { HostServices } from '../../../host/host-services.js';
+import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { actionResult, guarded } from './action-answer.js';
 import { actionCall, requestArgs } from './structured-args.js';
 

@@ -1,10 +1,10 @@
 import { relative } from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../../../config.js';
-import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-types.js';
-import { buildCommandAnswer } from '../../../../output/command-answer.js';
+import type { ActionHandler, FunctionDef } from '../../../host/genaicode-types.js';
+import { buildCommandAnswer } from '../../../../answer/command-answer.js';
 import { SandboxError } from '../../../../errors.js';
-import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { ExecResult } from '../../../../sandbox/exec-types.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
 import { containerIdArg, containerNameArg, imageArg, MAX_COMMAND_BYTES } from './argument-schemas.js';

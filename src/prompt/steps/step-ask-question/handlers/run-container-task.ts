@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../../../config.js';
-import type { ActionHandler, FunctionDef } from '../../../../host/genaicode-types.js';
-import type { PluginRuntime } from '../../../../plugin-runtime.js';
+import type { ActionHandler, FunctionDef } from '../../../host/genaicode-types.js';
+import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { runTask } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
 import { imageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ActionHandlerProps, AskQuestionArgs, FunctionCall, FunctionDef, PromptItem } from '../../../../host/genaicode-types.js';
+import type { ActionHandlerProps, AskQuestionArgs, FunctionCall, FunctionDef, PromptItem } from '../../../host/genaicode-types.js';
 
 /** The askQuestion call that chose this action (0.9.5: askQuestionCall; later: iterateCall). */
 export function actionCall(props: ActionHandlerProps): FunctionCall<AskQuestionArgs> {

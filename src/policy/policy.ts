@@ -38,7 +38,21 @@ const FORBIDDEN_KEYS: Record<string, keyof typeof INVARIANTS> = {
   noNewPrivileges: 'noNewPrivileges',
 };
 
+/**
+ * Capabilities. Every container drops all of them and gets back BASE_CAPABILITIES plus
+ * what the configuration's `capAdd` names from ADDABLE_CAPABILITIES (the rest of Docker's
+ * default set). Anything else, above all what would lift the sandbox, is refused by name
+ * (DANGEROUS_CAPS) with POLICY_VIOLATION, before the schema would call it merely unknown.
+ */
+export const BASE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
+export const ADDABLE_CAPABILITIES = ['AUDIT_WRITE', 'MKNOD', 'NET_BIND_SERVICE', 'NET_RAW', 'SETFCAP', 'SETPCAP', 'SYS_CHROOT'] as const;
+export type AddableCapability = (typeof ADDABLE_CAPABILITIES)[number];
 const DANGEROUS_CAPS = /^(CAP_)?(SYS_ADMIN|SYS_MODULE|SYS_PTRACE|SYS_RAWIO|SYS_BOOT|SYS_TIME|NET_ADMIN|DAC_READ_SEARCH|SYS_RESOURCE|MAC_ADMIN|MAC_OVERRIDE|SYSLOG|BPF|PERFMON|ALL|LINUX_IMMUTABLE|BLOCK_SUSPEND|WAKE_ALARM|IPC_LOCK|IPC_OWNER|LEASE|AUDIT_CONTROL|AUDIT_READ|SYS_PACCT|SYS_NICE|SYS_TTY_CONFIG|CHECKPOINT_RESTORE)$/i;
+
+/** The capabilities a container gets: the base set and the configured additions, once each. */
+export function containerCapabilities(capAdd: readonly AddableCapability[]): string[] {
+  return [...new Set<string>([...BASE_CAPABILITIES, ...capAdd])];
+}
 
 /**
  * Checks a raw configuration layer (or start request) for values that would break an

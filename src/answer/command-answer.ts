@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { ExecResult } from '../sandbox/exec-types.js';
+import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config.js';
 
 /** Summarizes long command output; a lite model in GenAIcode. May throw: the answer then falls back. */
 export type OutputSummarizer = (input: { command: string; exitCode: number; output: string; reason?: string }, signal?: AbortSignal) => Promise<string>;
@@ -25,7 +26,6 @@ export interface CommandAnswer {
 }
 
 /** Default: output up to this size (after capping) goes to the model verbatim. */
-export const DEFAULT_SUMMARY_THRESHOLD_BYTES = 2048;
 const MAX_KEY_LINES = 12;
 const MAX_LINE_CHARS = 200;
 

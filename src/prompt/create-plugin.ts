@@ -1,8 +1,8 @@
 import type { Plugin } from './host/genaicode-types.js';
 import { createPluginRuntime, type DockerPluginOptions } from './plugin-runtime.js';
-import { createDockerActionHandlers } from './prompt/steps/step-ask-question/handlers/docker.js';
-import { createRunContainerTaskHandler } from './prompt/steps/step-ask-question/handlers/run-container-task.js';
-import { dockerSystemPrompt, installSystemPrompt } from './prompt/system-prompt.js';
+import { createDockerActionHandlers } from './steps/step-ask-question/handlers/docker.js';
+import { createRunContainerTaskHandler } from './steps/step-ask-question/handlers/run-container-task.js';
+import { dockerSystemPrompt, installSystemPrompt } from './system-prompt.js';
 
 export type { DockerPluginOptions } from './plugin-runtime.js';
 

@@ -1,9 +1,9 @@
-import { displayText } from './display-text.js';
-import { loadConfig, type Config, type ConfigInput } from './config.js';
-import type { ContainerEngine } from './engine/container-engine.js';
+import { displayText } from '../display-text.js';
+import { loadConfig, type Config, type ConfigInput } from '../config.js';
+import type { ContainerEngine } from '../engine/container-engine.js';
 import { genaicodeHost, type HostServices } from './host/host-services.js';
-import { checkImageAllowed } from './sandbox/policy.js';
-import { SandboxManager } from './sandbox/sandbox-manager.js';
+import { checkImageAllowed } from '../policy/policy.js';
+import { SandboxManager } from '../sandbox/sandbox-manager.js';
 
 export interface DockerPluginOptions {
   /** Configuration passed in code; wins over .genaicode-docker.json and GENAICODE_DOCKER_*. */

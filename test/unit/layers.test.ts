@@ -1,0 +1,64 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The layers of src/ (docs/ARCHITECTURE.md), lowest first. A module may import its own
+ * layer and the ones below it, never one above: that keeps the shape the next features
+ * copy. A file not listed here fails the test, so a new folder gets a place on purpose.
+ */
+const LAYERS: Array<{ name: string; holds: (path: string) => boolean }> = [
+  { name: 'foundation', holds: (p) => ['errors.ts', 'display-text.ts', 'version.ts'].includes(p) },
+  { name: 'policy', holds: (p) => p.startsWith('policy/') },
+  { name: 'config', holds: (p) => p === 'config.ts' || p.startsWith('config/') },
+  { name: 'engine', holds: (p) => p.startsWith('engine/') },
+  { name: 'capture', holds: (p) => p.startsWith('capture/') },
+  { name: 'sandbox', holds: (p) => p.startsWith('sandbox/') },
+  { name: 'answer', holds: (p) => p.startsWith('answer/') },
+  { name: 'task', holds: (p) => p.startsWith('task/') },
+  { name: 'genaicode adapter', holds: (p) => p.startsWith('prompt/') },
+  { name: 'entry points', holds: (p) => p.startsWith('cli/') || p === 'plugin.ts' || p === 'index.ts' },
+];
+
+const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+
+function sources(dir = SRC): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+function layerOf(path: string): number {
+  const rel = relative(SRC, path).split('\\').join('/');
+  const i = LAYERS.findIndex((l) => l.holds(rel));
+  if (i === -1) throw new Error(`src/${rel} belongs to no layer: give it one in test/unit/layers.test.ts and docs/ARCHITECTURE.md`);
+  return i;
+}
+
+/** Relative imports of a file (static, dynamic and type-only), as absolute .ts paths. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
+  return specs.map((s) => normalize(join(dirname(file), s.replace(/\.js$/, '.ts'))));
+}
+
+test('every import in src/ points to its own layer or a lower one', () => {
+  const upward: string[] = [];
+  for (const file of sources()) {
+    for (const target of importsOf(file)) {
+      if (layerOf(target) > layerOf(file)) {
+        upward.push(`src/${relative(SRC, file)} (${LAYERS[layerOf(file)]!.name}) imports src/${relative(SRC, target)} (${LAYERS[layerOf(target)]!.name})`);
+      }
+    }
+  }
+  expect(upward).toEqual([]);
+});
+
+test('dockerode is imported only by the engine adapter; GenAIcode only by the adapter layer', () => {
+  const misplaced: string[] = [];
+  for (const file of sources()) {
+    const rel = relative(SRC, file);
+    const text = readFileSync(file, 'utf8');
+    if (/from 'dockerode'|from 'docker-modem/.test(text) && !rel.startsWith('engine/')) misplaced.push(`${rel} imports dockerode`);
+    if (/(?:from|import)\s*\(?\s*'genaicode(?:\/[^']*)?'/.test(text) && !rel.startsWith('prompt/')) misplaced.push(`${rel} imports genaicode`);
+  }
+  expect(misplaced).toEqual([]);
+});
