@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { DockerEngine, SandboxManager } from '../dist/index.js';
 import { FrameDemuxer } from '../dist/engine/demux.js';
 import { openExecStream } from '../dist/engine/exec-stream.js';
-import { wrapShellCommand } from '../dist/sandbox/shell-scripts.js';
+import { wrapCommand } from '../dist/sandbox/wrapper-protocol.js';
 import { benchEngine } from './bench-engine.mjs';
 import { MINIMAL_IMAGE, MiB, dockerToFile, fmtMs, interleave, loadAvg, median, now, rmQuiet, tempDir } from './lib.mjs';
 
@@ -110,7 +110,7 @@ async function profileExec(rounds) {
       return { ...cur, end: now() };
     },
     'raw dockerode exec': () => rawExec(['true']),
-    "raw dockerode, ours' wrapped argv": () => rawExec(wrapShellCommand('true')),
+    "raw dockerode, ours' wrapped argv": () => rawExec(wrapCommand('true')),
   };
   const { times, details } = await interleave(variants, { rounds, warmup: 10 });
   const o = details["sandbox.exec('true')"];

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { BOUNDS } from '../config.js';
-import type { ContainerEngine, ExecSession, StreamId } from '../engine/container-engine.js';
+import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
-import type { LogSink, LogStore } from '../capture/log-store.js';
-import { StreamWindow } from '../capture/stream-window.js';
+import type { LogStore } from '../capture/log-store.js';
+import { CommandCapture } from './command-capture.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
-import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, parseCounters, parseTrailer, PID_MARK, wrapArgv, wrapShellCommand } from './shell-scripts.js';
+import { type Counters, KILL_TREE_SCRIPT, parseTrailer, READ_COUNTERS_SCRIPT, wrapCommand } from './wrapper-protocol.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const CANCELED_EXIT_CODE = 137;
@@ -34,85 +34,6 @@ export interface SandboxDeps {
   onStopped: (sandbox: Sandbox) => void;
 }
 
-/**
- * Reads the wrapper's header `\x1e<pid>[:<oom kills>:<refused forks>]\x1e` from the start
- * of stderr, passing everything after it on.
- */
-class PidMarkReader {
-  pid: number | undefined;
-  /** The cgroup counters when the command started, if the header had them. */
-  startCounters: Counters | undefined;
-  private state: 'start' | 'digits' | 'done' = 'start';
-  private digits = '';
-  private waiters: Array<(pid: number | undefined) => void> = [];
-
-  consume(chunk: Buffer): Buffer {
-    let i = 0;
-    while (this.state !== 'done' && i < chunk.length) {
-      const b = chunk[i]!;
-      if (this.state === 'start') {
-        if (b !== PID_MARK) return this.finish(undefined), chunk;
-        this.state = 'digits';
-      } else if (b === PID_MARK && /^\d+(:\d+:\d+)?$/.test(this.digits)) {
-        const [pid, oom, pids] = this.digits.split(':').map(Number);
-        if (oom !== undefined && pids !== undefined) this.startCounters = { oomKills: oom, pidsRefused: pids };
-        this.finish(pid);
-      } else if (((b >= 0x30 && b <= 0x39) || b === 0x3a) && this.digits.length < 40) {
-        this.digits += String.fromCharCode(b);
-      } else {
-        // Not our mark after all: hand back what was held, then the rest.
-        const held = Buffer.from(`\x1e${this.digits}`, 'latin1');
-        this.finish(undefined);
-        return Buffer.concat([held, chunk.subarray(i)]);
-      }
-      i++;
-    }
-    return i === 0 ? chunk : chunk.subarray(i);
-  }
-
-  get done(): boolean {
-    return this.state === 'done';
-  }
-
-  finish(pid: number | undefined): void {
-    if (this.state === 'done') return;
-    this.state = 'done';
-    this.pid = pid;
-    for (const w of this.waiters) w(pid);
-    this.waiters = [];
-  }
-
-  wait(): Promise<number | undefined> {
-    return this.state === 'done' ? Promise.resolve(this.pid) : new Promise((r) => this.waiters.push(r));
-  }
-}
-
-interface Counters {
-  oomKills: number;
-  pidsRefused: number;
-}
-
-/** Longest trailer `\x1e<n>:<n>\x1e` (two 12-digit numbers). */
-const TRAILER_MAX = 28;
-const EMPTY = Buffer.alloc(0);
-
-/**
- * Where a trailer (whole, or the start of one) begins at the end of `buf`; `buf.length`
- * when the end cannot be one, which is every ordinary chunk of stderr.
- */
-function trailerStart(buf: Buffer): number {
-  const n = buf.length;
-  const last = buf.lastIndexOf(PID_MARK);
-  if (last === -1 || last < n - TRAILER_MAX) return n;
-  if (last === n - 1) {
-    // A closing mark: is there a whole trailer before it? Else it may open one.
-    const open = buf.lastIndexOf(PID_MARK, n - 2);
-    if (open !== -1 && open >= n - TRAILER_MAX && /^\x1e\d+:\d+\x1e$/.test(buf.toString('latin1', open))) return open;
-    return last;
-  }
-  return /^\x1e[\d:]*$/.test(buf.toString('latin1', last)) ? last : n;
-}
-
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
@@ -127,6 +48,14 @@ function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']
     if (!ENV_NAME.test(key)) throw new SandboxError('INVALID_ARGUMENT', `Environment variable name ${JSON.stringify(key)} is not valid.`);
   }
   return timeoutMs;
+}
+
+/** How a command's output ended: its exit code (null when unknown), and whether we cut it short. */
+interface CommandEnding {
+  exitCode: number | null;
+  interrupted: 'timeout' | 'cancel' | undefined;
+  /** What the tree kill found, when there was one. */
+  killReport: string | undefined;
 }
 
 /** One started container: run commands in it, then stop it. `stop()` is idempotent. */
@@ -174,57 +103,50 @@ export class Sandbox implements AsyncDisposable {
     if (options.signal?.aborted) throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
 
     const started = performance.now();
-    const label = options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd';
-    // A log that cannot be written (disk full, a folder that is not ours) does not stop the
-    // command: the result says the log is incomplete (log.error).
-    const log = this.deps.logs.create(label);
-    const logPath = log.path;
-    const out = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
-    const err = new StreamWindow(this.deps.exec.maxBytes, this.deps.exec.maxLines);
-    const marker = new PidMarkReader();
+    const capture = new CommandCapture(this.deps.logs, options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd', this.deps.exec);
     // Inherited by everything the command starts, so the kill finds even re-parented daemons.
     const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
+    const slot = this.enterRunning();
+    let ending: CommandEnding;
+    try {
+      const live = await this.launch(command, options, capture, execMark);
+      ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (e) {
+      capture.finish();
+      throw e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND' ? this.goneError(e, capture.logPath) : e;
+    } finally {
+      this.running.delete(slot);
+    }
+    const trailer = capture.finish();
 
-    // The end of stderr may be the wrapper's trailer: such bytes wait here until the end.
-    let held = EMPTY;
-    const take = (stream: StreamId, chunk: Buffer) => {
-      (stream === 'stdout' ? out : err).push(chunk);
-      // A synchronous write: while it runs no more output is read, which is the backpressure.
-      log.write(chunk);
-    };
-    const onOutput = (stream: StreamId, data: Buffer) => {
-      let chunk = data;
-      if (stream === 'stdout') return take('stdout', chunk);
-      if (!marker.done) {
-        chunk = marker.consume(chunk);
-        if (chunk.length === 0) return;
-      }
-      // Only bytes that could be the start of the trailer wait (normally none), so the
-      // log keeps the order in which stdout and stderr arrived.
-      const joined = held.length ? Buffer.concat([held, chunk]) : chunk;
-      const cut = trailerStart(joined);
-      if (cut > 0) take('stderr', joined.subarray(0, cut));
-      held = cut < joined.length ? Buffer.from(joined.subarray(cut)) : EMPTY;
-    };
+    if (ending.exitCode === null && !ending.interrupted) {
+      if (this.stopped || !(await this.deps.engine.inspectContainer(this.id))?.running) throw this.goneError(undefined, capture.logPath);
+    }
+    const limits = await this.limitsHit(capture.protocol.startCounters, trailer, ending);
+    const result = this.result(commandText, capture, ending, limits, { timeoutMs, overlapped: slot.overlapped, durationMs: performance.now() - started });
+    await this.deps.logs.writeMeta(result.logPath, { container: this.info.name, image: this.info.image, ...result, stdout: undefined, stderr: undefined }).catch(() => undefined);
+    return result;
+  }
 
-    // From the start of its process to its end (killed, if it was), this command is running.
+  /** Marks a command as running beside any others (the limit counters are the container's, shared). */
+  private enterRunning(): { overlapped: boolean } {
     const slot = { overlapped: this.running.size > 0 };
     for (const other of this.running) other.overlapped = true;
     this.running.add(slot);
-    let live: ExecSession;
-    try {
-      const env = [execMark, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
-      live = await this.deps.engine.exec(
-        this.id,
-        { cmd: typeof command === 'string' ? wrapShellCommand(command) : wrapArgv(command), env, workdir: options.workdir ?? this.info.workdir },
-        onOutput,
-      );
-    } catch (e) {
-      this.running.delete(slot);
-      log.end();
-      throw e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND' ? this.goneError(e) : e;
-    }
+    return slot;
+  }
 
+  /** Starts the wrapped command; its output flows into `capture`. */
+  private launch(command: string | readonly string[], options: ExecOptions, capture: CommandCapture, execMark: string): Promise<ExecSession> {
+    const env = [execMark, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
+    return this.deps.engine.exec(this.id, { cmd: wrapCommand(command), env, workdir: options.workdir ?? this.info.workdir }, capture.onOutput);
+  }
+
+  /**
+   * Waits for the command's output to end. A timeout or an abort kills its process tree
+   * (then stops reading output that something outside the tree still holds open).
+   */
+  private async awaitEnd(live: ExecSession, capture: CommandCapture, o: { timeoutMs: number; execMark: string; signal?: AbortSignal }): Promise<CommandEnding> {
     let interrupted: 'timeout' | 'cancel' | undefined;
     let killReport: string | undefined;
     let killing: Promise<void> | undefined;
@@ -232,84 +154,78 @@ export class Sandbox implements AsyncDisposable {
       if (interrupted) return;
       interrupted = why;
       killing = (async () => {
-        const pid = await Promise.race([marker.wait(), delay(2_000).then(() => undefined)]);
-        killReport = await this.killTree(pid ?? 0, execMark);
-        // Output may stay open if something outside the tree holds it: stop reading.
+        const pid = await Promise.race([capture.protocol.waitForPid(), delay(2_000).then(() => undefined)]);
+        killReport = await this.killTree(pid ?? 0, o.execMark);
         const drained = await Promise.race([live.done.then(() => true, () => true), delay(KILL_DRAIN_MS).then(() => false)]);
         if (!drained) live.detach();
       })();
     };
-    const timer = setTimeout(() => interrupt('timeout'), timeoutMs);
+    const timer = setTimeout(() => interrupt('timeout'), o.timeoutMs);
     const onAbort = () => interrupt('cancel');
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-
+    o.signal?.addEventListener('abort', onAbort, { once: true });
     let exitCode: number | null;
     try {
       ({ exitCode } = await live.done);
     } catch (e) {
-      if (!interrupted) {
-        this.running.delete(slot);
-        log.end();
-        throw e;
-      }
+      // The output broke off: an error, unless we were killing the command anyway.
+      if (!interrupted) throw e;
       exitCode = null;
     } finally {
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      o.signal?.removeEventListener('abort', onAbort);
     }
     if (killing) await killing;
-    this.running.delete(slot);
-    const trailer = parseTrailer(held);
-    if (held.length) take('stderr', trailer ? held.subarray(0, held.length - trailer.length) : held);
-    log.end();
+    return { exitCode, interrupted, killReport };
+  }
 
-    if (exitCode === null && !interrupted) {
-      if (this.stopped || !(await this.deps.engine.inspectContainer(this.id))?.running) {
-        throw this.goneError(undefined, logPath);
-      }
-    }
-
-    let oomKilled = false;
-    let pidsLimitHit = false;
-    const before = marker.startCounters;
-    if (before && trailer) {
+  /** Whether the command hit the memory or the process limit, from the counters before and after it. */
+  private async limitsHit(before: Counters | undefined, after: Counters | undefined, ending: CommandEnding): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
+    if (before && after) {
       // The wrapper read the counters before and after: exact, and no extra exec.
-      oomKilled = trailer.oomKills > before.oomKills;
-      pidsLimitHit = trailer.pidsRefused > before.pidsRefused;
-    } else if (interrupted || (exitCode !== null && exitCode !== 0)) {
-      // Killed before its trailer (or a wrapper without counters): one helper exec reads them.
-      ({ oomKilled, pidsLimitHit } = await this.readLimitCounters(before));
+      return { oomKilled: after.oomKills > before.oomKills, pidsLimitHit: after.pidsRefused > before.pidsRefused };
     }
-    const timedOut = interrupted === 'timeout';
-    const canceled = interrupted === 'cancel';
-    const finalExit = timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (exitCode ?? 1);
-    const reason = this.explain({ timedOut, canceled, oomKilled, pidsLimitHit, overlapped: slot.overlapped, timeoutMs, killReport, ...(log.error ? { logError: log.error } : {}) });
-    const stdout = out.render(logPath);
-    const stderr = err.render(logPath);
-    const result: ExecResult = {
-      command: commandText,
-      exitCode: finalExit,
+    if (ending.interrupted || (ending.exitCode !== null && ending.exitCode !== 0)) {
+      // Killed before its trailer (or a wrapper without counters): one helper exec reads them.
+      return this.readLimitCounters(before);
+    }
+    return { oomKilled: false, pidsLimitHit: false };
+  }
+
+  private result(
+    command: string,
+    capture: CommandCapture,
+    ending: CommandEnding,
+    limits: { oomKilled: boolean; pidsLimitHit: boolean },
+    o: { timeoutMs: number; overlapped: boolean; durationMs: number },
+  ): ExecResult {
+    const timedOut = ending.interrupted === 'timeout';
+    const canceled = ending.interrupted === 'cancel';
+    const reason = this.explain({
+      timedOut,
+      canceled,
+      ...limits,
+      overlapped: o.overlapped,
+      timeoutMs: o.timeoutMs,
+      ...(ending.killReport ? { killReport: ending.killReport } : {}),
+      ...(capture.log.error ? { logError: capture.log.error } : {}),
+    });
+    const stdout = capture.stdout.render(capture.logPath);
+    const stderr = capture.stderr.render(capture.logPath);
+    return {
+      command,
+      exitCode: timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (ending.exitCode ?? 1),
       stdout: stdout.text,
       stderr: stderr.text,
       truncated: stdout.truncated || stderr.truncated,
       timedOut,
       canceled,
-      oomKilled,
-      pidsLimitHit,
+      ...limits,
       ...(reason ? { reason } : {}),
-      bytes: { stdout: out.bytes, stderr: err.bytes },
-      lines: { stdout: out.lines, stderr: err.lines },
-      durationMs: Math.round(performance.now() - started),
-      logPath,
+      bytes: { stdout: capture.stdout.bytes, stderr: capture.stderr.bytes },
+      lines: { stdout: capture.stdout.lines, stderr: capture.stderr.lines },
+      durationMs: Math.round(o.durationMs),
+      logPath: capture.logPath,
     };
-    await this.deps.logs.writeMeta(logPath, {
-      container: this.info.name,
-      image: this.info.image,
-      ...result,
-      stdout: undefined,
-      stderr: undefined,
-    }).catch(() => undefined);
-    return result;
   }
 
   private explain(f: { timedOut: boolean; canceled: boolean; oomKilled: boolean; pidsLimitHit: boolean; overlapped: boolean; timeoutMs: number; killReport?: string; logError?: string }): string | undefined {
@@ -365,13 +281,11 @@ export class Sandbox implements AsyncDisposable {
   /** Reads the counters now and compares them with `before` (else with the last values read). */
   private async readLimitCounters(before?: Counters): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
     try {
-      const r = await this.runHelper(CGROUP_COUNTERS_SCRIPT, []);
-      const c = parseCounters(r.stdout);
+      const now = parseTrailer((await this.runHelper(READ_COUNTERS_SCRIPT, [])).stdout);
+      if (!now) return { oomKilled: false, pidsLimitHit: false };
       const base = before ?? this.counters;
-      const oomKilled = c.oomKills !== undefined && c.oomKills > base.oomKills;
-      const pidsLimitHit = c.pidsRefused !== undefined && c.pidsRefused > base.pidsRefused;
-      this.counters = { oomKills: c.oomKills ?? this.counters.oomKills, pidsRefused: c.pidsRefused ?? this.counters.pidsRefused };
-      return { oomKilled, pidsLimitHit };
+      this.counters = { oomKills: now.oomKills, pidsRefused: now.pidsRefused };
+      return { oomKilled: now.oomKills > base.oomKills, pidsLimitHit: now.pidsRefused > base.pidsRefused };
     } catch {
       return { oomKilled: false, pidsLimitHit: false };
     }

@@ -200,7 +200,7 @@ test.concurrent('timeout in a Debian image: real nohup, setsid and disown childr
     expect(procs.filter((p) => p.state === 'Z')).toEqual([]);
     expect(procs.filter((p) => /sleep 10\d\d/.test(p.cmd))).toEqual([]);
     // Left: init, the keep-alive sleep, and the lister with its exec wrapper.
-    const rest = procs.filter((p) => p.pid !== 1 && p.cmd !== `sleep ${TTL}` && !p.cmd.startsWith('python3 -c') && !p.cmd.startsWith('/bin/sh -c c() {'));
+    const rest = procs.filter((p) => p.pid !== 1 && p.cmd !== `sleep ${TTL}` && !p.cmd.startsWith('python3 -c') && !p.cmd.startsWith('/bin/sh -c counters() {'));
     expect(rest).toEqual([]);
   });
 }, 60_000);

@@ -21,7 +21,7 @@ import type {
 } from '../../src/engine/container-engine.js';
 import type { EngineConnection } from '../../src/engine/connection.js';
 import { SandboxError } from '../../src/errors.js';
-import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, PID_MARK, wrapArgv, wrapShellCommand } from '../../src/sandbox/shell-scripts.js';
+import { KILL_TREE_SCRIPT, MARK, READ_COUNTERS_SCRIPT, unwrapCommand } from '../../src/sandbox/wrapper-protocol.js';
 
 export type EngineMethod = Exclude<keyof ContainerEngine, 'connection'>;
 
@@ -106,29 +106,22 @@ export interface FakeEngineOptions {
   connection?: EngineConnection;
 }
 
-const SHELL_WRAPPER = wrapShellCommand('x')[2];
-const ARGV_WRAPPER = wrapArgv(['x'])[2];
-
 function classify(spec: ExecSpec): ExecKind {
   const [sh, dashC, script] = spec.cmd;
   if (sh !== '/bin/sh' || dashC !== '-c') return 'other';
   if (script === KILL_TREE_SCRIPT) return 'kill-tree';
-  if (script === CGROUP_COUNTERS_SCRIPT) return 'cgroup-counters';
-  if (script === SHELL_WRAPPER || script === ARGV_WRAPPER) return 'command';
-  return 'other';
+  if (script === READ_COUNTERS_SCRIPT) return 'cgroup-counters';
+  return unwrapCommand(spec.cmd) !== undefined ? 'command' : 'other';
 }
 
 /** The user's command inside a wrapped exec: the shell string, or the argv. */
 export function commandOf(spec: ExecSpec): string | string[] | undefined {
-  const script = spec.cmd[2];
-  if (script === SHELL_WRAPPER) return spec.cmd[4];
-  if (script === ARGV_WRAPPER) return spec.cmd.slice(4);
-  return undefined;
+  return unwrapCommand(spec.cmd);
 }
 
 /** The wrapper's marker for a pid: 0x1E, the digits, 0x1E. */
 export function pidMarker(pid: number): Buffer {
-  return Buffer.concat([Buffer.from([PID_MARK]), Buffer.from(String(pid)), Buffer.from([PID_MARK])]);
+  return Buffer.concat([Buffer.from([MARK]), Buffer.from(String(pid)), Buffer.from([MARK])]);
 }
 
 export function out(text: string | Buffer): [StreamId, Buffer] {
@@ -421,7 +414,7 @@ export class FakeEngine implements ContainerEngine {
   }
 
   private counters(c: FakeContainer): ScriptedExec {
-    return { frames: [['stdout', Buffer.from(`oom_kill ${c.cgroup.oomKill}\npids_max ${c.cgroup.pidsMax}\n`)]], exitCode: 0 };
+    return { frames: [['stdout', Buffer.from(`\x1e${c.cgroup.oomKill}:${c.cgroup.pidsMax}\x1e`)]], exitCode: 0 };
   }
 
   private endExecs(containerId: string): void {

@@ -3,7 +3,7 @@
  * failures are SandboxErrors), so the tests built on it test our logic, not the fake's.
  */
 import { SandboxError } from '../../src/errors.js';
-import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, wrapShellCommand } from '../../src/sandbox/shell-scripts.js';
+import { KILL_TREE_SCRIPT, READ_COUNTERS_SCRIPT, wrapCommand } from '../../src/sandbox/wrapper-protocol.js';
 import type { ContainerSpec, StreamId } from '../../src/engine/container-engine.js';
 import { commandOf, FakeEngine, out, pidMarker } from '../support/fake-engine.js';
 import { sandboxError } from './helpers.js';
@@ -64,7 +64,7 @@ describe('FakeEngine', () => {
     const id = await engine.createContainer(spec());
     await engine.startContainer(id);
     const c = collect();
-    const cmdSpec = { cmd: wrapShellCommand('echo hi'), env: ['GENAICODE_DOCKER_EXEC=abc'] };
+    const cmdSpec = { cmd: wrapCommand('echo hi'), env: ['GENAICODE_DOCKER_EXEC=abc'] };
     const s = await engine.exec(id, cmdSpec, c.onOutput);
     expect(await s.done).toEqual({ exitCode: 3 });
     const pid = engine.execs[0]!.pid;
@@ -73,16 +73,16 @@ describe('FakeEngine', () => {
 
     engine.setCgroup(id, { oomKill: 2 });
     const counters = collect();
-    await (await engine.exec(id, { cmd: ['/bin/sh', '-c', CGROUP_COUNTERS_SCRIPT, 'sh'], user: '0' }, counters.onOutput)).done;
-    expect(counters.got).toEqual([['stdout', 'oom_kill 2\npids_max 0\n']]);
+    await (await engine.exec(id, { cmd: ['/bin/sh', '-c', READ_COUNTERS_SCRIPT, 'sh'], user: '0' }, counters.onOutput)).done;
+    expect(counters.got).toEqual([['stdout', '\x1e2:0\x1e']]);
   });
 
   test('the kill helper ends a hanging exec found by pid or by marker', async () => {
     const engine = new FakeEngine({ images: ['alpine:3.20'], script: () => ({ frames: [], exitCode: 0, hangUntilKilled: true }) });
     const id = await engine.createContainer(spec());
     await engine.startContainer(id);
-    const a = await engine.exec(id, { cmd: wrapShellCommand('sleep 1'), env: ['M=1'] }, () => undefined);
-    const b = await engine.exec(id, { cmd: wrapShellCommand('sleep 2'), env: ['M=2'] }, () => undefined);
+    const a = await engine.exec(id, { cmd: wrapCommand('sleep 1'), env: ['M=1'] }, () => undefined);
+    const b = await engine.exec(id, { cmd: wrapCommand('sleep 2'), env: ['M=2'] }, () => undefined);
     const kill = collect();
     await (await engine.exec(id, { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '0', 'M=2'], user: '0' }, kill.onOutput)).done;
     expect(await b.done).toEqual({ exitCode: 137 });

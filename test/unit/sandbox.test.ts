@@ -5,7 +5,7 @@ import { SandboxError } from '../../src/errors.js';
 import type { ExecOptions, ExecResult } from '../../src/sandbox/exec-types.js';
 import { CANCELED_EXIT_CODE, EXEC_MARK_VAR, TIMEOUT_EXIT_CODE, type Sandbox } from '../../src/sandbox/sandbox.js';
 import { SandboxManager, type StartOptions } from '../../src/sandbox/sandbox-manager.js';
-import { CGROUP_COUNTERS_SCRIPT, KILL_TREE_SCRIPT, PID_MARK, wrapArgv, wrapShellCommand } from '../../src/sandbox/shell-scripts.js';
+import { KILL_TREE_SCRIPT, MARK, READ_COUNTERS_SCRIPT, wrapCommand } from '../../src/sandbox/wrapper-protocol.js';
 import { err, FakeEngine, out, pidMarker, type ExecScript, type FakeEngineOptions, type ScriptedExec } from '../support/fake-engine.js';
 import { removeTempDirs, sandboxError, testConfig } from './helpers.js';
 
@@ -69,8 +69,8 @@ describe('Sandbox.exec: results', () => {
     await sandbox.exec('make -j4 && echo ok', { env: { CI: '1' } });
     await sandbox.exec(['ls', '-la', 'a b'], { workdir: '/tmp', label: 'listing' });
     const [first, second] = engine.callsOf('exec').map(([, spec]) => spec);
-    expect(first).toEqual({ cmd: wrapShellCommand('make -j4 && echo ok'), env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=[0-9a-f]{16}$`)), 'CI=1'], workdir: '/src' });
-    expect(second).toEqual({ cmd: wrapArgv(['ls', '-la', 'a b']), env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=`))], workdir: '/tmp' });
+    expect(first).toEqual({ cmd: wrapCommand('make -j4 && echo ok'), env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=[0-9a-f]{16}$`)), 'CI=1'], workdir: '/src' });
+    expect(second).toEqual({ cmd: wrapCommand(['ls', '-la', 'a b']), env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=`))], workdir: '/tmp' });
     expect(first!.env![0]).not.toBe(second!.env![0]);
     expect(first!.user).toBeUndefined();
   });
@@ -204,13 +204,13 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     // execs no capabilities, so only the same user can signal the command's processes.
     expect(kills[0]).toEqual({ cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(command.pid), mark] });
     // Limits are read after an interruption.
-    expect(engine.execsOf('cgroup-counters').map((e) => e.spec)).toEqual([{ cmd: ['/bin/sh', '-c', CGROUP_COUNTERS_SCRIPT, 'sh'] }]);
+    expect(engine.execsOf('cgroup-counters').map((e) => e.spec)).toEqual([{ cmd: ['/bin/sh', '-c', READ_COUNTERS_SCRIPT, 'sh'] }]);
     expect(r.durationMs).toBeGreaterThanOrEqual(190);
   });
 
   test('timeout uses the pid parsed from a marker split across frames', async () => {
     const { engine, sandbox } = await setup({
-      engine: { script: always({ frames: [out('x'), err(Buffer.from([PID_MARK, 0x34])), err('321'), err(Buffer.from([PID_MARK]))], exitCode: null, hangUntilKilled: true, emitPidMarker: false }) },
+      engine: { script: always({ frames: [out('x'), err(Buffer.from([MARK, 0x34])), err('321'), err(Buffer.from([MARK]))], exitCode: null, hangUntilKilled: true, emitPidMarker: false }) },
     });
     const r = await sandbox.exec('sleep 1000', { timeoutMs: 30 });
     expect(r.timedOut).toBe(true);

@@ -1,0 +1,58 @@
+# shellcheck shell=sh
+# Kills the process tree of a command: every process in its process group, every
+# descendant (by parent id), and every process whose environment carries the command's
+# marker variable, which catches daemons that left with setsid and were re-parented to
+# init, where no parent or group walk can find them. The tree is frozen with SIGSTOP
+# first (a stopped process cannot fork), re-scanned until no new member appears, then
+# killed with SIGKILL and checked again. Builtins only (works at the process limit).
+# Prints `gone <n>` when no live member is left, `left <pids>` otherwise (exit 1).
+# Arguments: $1 the command's process id (0 if unknown), $2 its marker (NAME=value).
+r=$1; k=$2; frozen=" "; n=0; round=0
+scan() {
+  s=""; marked=""
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$$" ] && continue
+    l=""
+    { read -r l < "$d/stat"; } 2>/dev/null || continue
+    l=${l##*) }
+    # shellcheck disable=SC2086 # split the stat fields: state, ppid, pgrp
+    set -- $l
+    s="$s $p:$2:$3:$1"
+    # read drops the NUL separators; the marker value has a fixed length, so a match is exact.
+    m=""
+    { read -r m < "$d/environ"; } 2>/dev/null
+    case "$m" in *"$k"*) marked="$marked$p ";; esac
+  done
+  t=" $r $marked"; c=1
+  while [ "$c" = 1 ]; do
+    c=0
+    for e in $s; do
+      p=${e%%:*}; x=${e#*:}; pp=${x%%:*}; x=${x#*:}; pg=${x%%:*}
+      case "$t" in *" $p "*) continue;; esac
+      case "$t" in *" $pp "*) t="$t$p "; c=1; continue;; esac
+      [ "$pg" = "$r" ] && { t="$t$p "; c=1; }
+    done
+  done
+  live=""
+  for e in $s; do
+    p=${e%%:*}; st=${e##*:}
+    case "$t" in *" $p "*) [ "$st" = Z ] || live="$live $p";; esac
+  done
+}
+while [ $round -lt 50 ]; do
+  round=$((round+1))
+  scan
+  [ -z "$live" ] && { echo "gone $n"; exit 0; }
+  new=""
+  for p in $live; do case "$frozen" in *" $p "*) ;; *) new="$new $p"; frozen="$frozen$p ";; esac; done
+  # shellcheck disable=SC2086 # lists of pids
+  if [ -n "$new" ]; then kill -s STOP $new 2>/dev/null; continue; fi
+  for p in $live; do n=$((n+1)); done
+  # shellcheck disable=SC2086 # a list of pids
+  kill -s KILL $live 2>/dev/null
+  frozen=" "
+done
+scan
+[ -z "$live" ] && { echo "gone $n"; exit 0; }
+echo "left$live"; exit 1
