@@ -342,8 +342,21 @@ function isWithin(child: string, parent: string): boolean {
  * A checked-in .genaicode-docker.json is read from whatever repository GenAIcode opens.
  * @throws SandboxError INVALID_CONFIG naming the source that set it.
  */
-function checkLogsDir(logsDir: string, projectRoot: string, source: string): void {
+function checkLogsDir(logsDir: string, projectRoot: string, source: string, writableMounts: string[]): void {
   const real = realPathOf(logsDir);
+  // Lexically or really inside a folder a container may write: a link on the way there
+  // could be turned by that container to point anywhere.
+  for (const mount of writableMounts) {
+    for (const m of new Set([mount, realPathOf(mount)])) {
+      if (isWithin(logsDir, m) || isWithin(real, m) || isWithin(m, real)) {
+        throw new SandboxError(
+          'INVALID_CONFIG',
+          `Invalid configuration: ${source}: logs.dir ${JSON.stringify(logsDir)} and the writable mountAllow entry ${m} overlap; a container with that folder mounted could reach the logs. Put the logs elsewhere.`,
+          { data: { field: 'logs.dir' } },
+        );
+      }
+    }
+  }
   const guarded: Array<[string, string]> = [
     [realPathOf(projectRoot), 'the project root'],
     [realPathOf(homedir()), 'the home folder'],
@@ -408,7 +421,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const merged = ConfigSchema.parse(mergeConfig(...layers.map((l) => l.value)));
   const logsSource = [...layers].reverse().find((l) => isPlainObject(l.value) && isPlainObject(l.value.logs) && l.value.logs.dir !== undefined)?.name;
   const logsDir = merged.logs.dir === undefined ? defaultLogsDir(env) : resolve(projectRoot, merged.logs.dir);
-  checkLogsDir(logsDir, projectRoot, logsSource ?? 'defaults');
+  checkLogsDir(logsDir, projectRoot, logsSource ?? 'defaults', merged.mountAllow.filter((m) => m.writable).map((m) => resolve(projectRoot, m.hostPath)));
   const mountAllow = merged.mountAllow.map((m) => ({ ...m, hostPath: resolve(projectRoot, m.hostPath) }));
-  return { ...merged, logs: { ...merged.logs, dir: logsDir }, mountAllow, projectRoot, sources };
+  // Resolved once: the mount checks and the log store see the same real folder.
+  return { ...merged, logs: { ...merged.logs, dir: realPathOf(logsDir) }, mountAllow, projectRoot, sources };
 }

@@ -35,6 +35,7 @@ export function checkSessionId(sessionId: string): void {
 }
 
 const myUid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+const myGid = typeof process.getgid === 'function' ? process.getgid() : undefined;
 
 /**
  * Full command logs on disk: one folder per session, one file per command holding every
@@ -107,6 +108,7 @@ export class LogStore {
   private folder(): string {
     if (!this.made) {
       mkdirSync(this.rootDir, { recursive: true, mode: DIR_MODE });
+      checkNoOtherWriter(realpathSync(this.rootDir));
       if (!this.pruned && this.retention) pruneLogs(this.rootDir, this.sessionId, this.retention);
       this.pruned = true;
     }
@@ -130,6 +132,29 @@ export class LogStore {
     if (myUid !== undefined && st.uid !== myUid) throw new Error(`the session log folder ${path} belongs to uid ${st.uid}, not to this user`);
     if (!this.made || st.dev !== this.made.dev || st.ino !== this.made.ino) throw new Error(`the session log folder ${path} was not created by this session`);
     return path;
+  }
+}
+
+/**
+ * Nobody but this user (or root) may change the log folder or any folder above it: whoever
+ * could would be able to swap a folder for a link between our check and our write, or
+ * between the prune's check and its delete. Like ssh's StrictModes: each folder must belong
+ * to this user or root and be writable by neither group nor others, unless it is sticky
+ * (as /tmp is: others cannot rename or remove what is ours in it).
+ * @throws Error naming the folder that others can write.
+ */
+export function checkNoOtherWriter(realDir: string): void {
+  if (myUid === undefined) return;
+  for (let dir = realDir; ; dir = dirname(dir)) {
+    const st = lstatSync(dir);
+    const sticky = (st.mode & 0o1000) !== 0;
+    // A user's own folder writable by their own primary group (the "user private group" of many distributions) is theirs.
+    const ownGroup = st.uid === myUid && st.gid === myGid;
+    const othersWrite = (st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && !ownGroup);
+    if ((st.uid !== myUid && st.uid !== 0) || (othersWrite && !sticky)) {
+      throw new Error(`the log folder ${realDir} is not safe: ${dir} can be changed by another user (owner uid ${st.uid}, mode ${(st.mode & 0o7777).toString(8)}); choose a logs.dir that only you can write`);
+    }
+    if (dirname(dir) === dir) return;
   }
 }
 

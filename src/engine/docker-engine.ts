@@ -48,7 +48,9 @@ const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', '
  * check as the unexpected status it is (an ENGINE_ERROR). docker-modem reads these entries
  * at each request, so this holds for every Docker instance in this process.
  */
-const modemHttp = createRequire(import.meta.url)('docker-modem/lib/http.js') as Record<'http' | 'https', { request: unknown }>;
+// Resolved from dockerode's own folder: the copy it loads, even where npm nests one under it.
+const fromDockerode = createRequire(createRequire(import.meta.url).resolve('dockerode'));
+const modemHttp = fromDockerode('docker-modem/lib/http.js') as Record<'http' | 'https', { request: unknown }>;
 modemHttp.http = { ...modemHttp.http, request: http.request };
 modemHttp.https = { ...modemHttp.https, request: https.request };
 

@@ -19,7 +19,7 @@ import { SandboxError } from '../errors.js';
 
 const PATH_COMPONENT = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*$/;
 const DOMAIN_COMPONENT = /^(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])$/;
-const IPV6_HOST = /^\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9]+)?\]$/;
+const IPV6_HOST = /^\[[0-9A-Fa-f:.]+\]$/;
 const TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
 export const MAX_NAME_LENGTH = 255;

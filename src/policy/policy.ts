@@ -132,9 +132,21 @@ export function normalizeImageRef(ref: string): string {
   return hasTag ? ref : `${ref}:latest`;
 }
 
-/** Docker Hub's implicit prefixes dropped: `docker.io/library/python:3` -> `python:3`. */
+/**
+ * One spelling per image, so a pattern cannot be sidestepped by another name for the same
+ * registry: the registry host in lower case, without the default HTTPS port, and Docker
+ * Hub's names and implicit prefixes dropped (`Index.Docker.io:443/library/python:3` ->
+ * `python:3`).
+ */
 function shortImageRef(ref: string): string {
-  return ref.replace(/^(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\//, '').replace(/^library\//, '');
+  const slash = ref.indexOf('/');
+  const first = slash === -1 ? '' : ref.slice(0, slash);
+  let rest = ref;
+  if (first && (first.includes('.') || first.includes(':') || first.toLowerCase() === 'localhost')) {
+    const host = first.toLowerCase().replace(/:443$/, '');
+    rest = ['docker.io', 'index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com'].includes(host) ? ref.slice(slash + 1) : `${host}${ref.slice(slash)}`;
+  }
+  return rest.replace(/^library\//, '');
 }
 
 /**

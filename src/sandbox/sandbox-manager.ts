@@ -94,10 +94,13 @@ export function containerUser(
       if (owners.size === 1 && owner && !owner.startsWith('0:')) user = owner;
     }
   }
-  if ((user === undefined || /^0(:|$)/.test(user)) && !c.allowRootWithWritableMounts) {
+  // Compared as numbers: "00" and "000:0" are uid 0 to the engine; gid 0 is root's group.
+  const ids = user?.split(':').map(Number);
+  const root = ids === undefined || ids.some((n) => n === 0);
+  if (root && !c.allowRootWithWritableMounts) {
     throw new SandboxError(
       'POLICY_VIOLATION',
-      `A writable mount with the container running as root: not allowed (${INVARIANTS.noRootWithWritableMounts}). ` +
+      `A writable mount with the container running as root (uid or gid 0): not allowed (${INVARIANTS.noRootWithWritableMounts}). ` +
         'Set user to a non-root uid:gid that may write the folder (e.g. "1000:1000"), mount it read-only, or set allowRootWithWritableMounts: true if root-owned files in that folder are acceptable.',
       { data: { rule: 'noRootWithWritableMounts' } },
     );

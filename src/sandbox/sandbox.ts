@@ -124,7 +124,10 @@ export class Sandbox implements AsyncDisposable {
     }
     const limits = await this.limitsHit(capture.protocol.startCounters, trailer, ending);
     const result = this.result(commandText, capture, ending, limits, { timeoutMs, overlapped: slot.overlapped, durationMs: performance.now() - started });
-    await this.deps.logs.writeMeta(result.logPath, { container: this.info.name, image: this.info.image, ...result, stdout: undefined, stderr: undefined }).catch(() => undefined);
+    // No log, no metadata: its path may not be a folder of ours (see LogStore).
+    if (!capture.log.error) {
+      await this.deps.logs.writeMeta(result.logPath, { container: this.info.name, image: this.info.image, ...result, stdout: undefined, stderr: undefined }).catch(() => undefined);
+    }
     return result;
   }
 

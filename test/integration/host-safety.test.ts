@@ -164,15 +164,21 @@ describe('the log folder stays out of every writable mount', () => {
     const logs = join(project, '.genaicode-docker', 'logs');
     const victim = join(makeTempDir('gcd-victim-'), '.bashrc');
     writeFileSync(victim, 'original\n');
+    mkdirSync(logs, { recursive: true });
+    // A configuration that lets a container write where the logs are does not load.
+    expect(() => loadConfig({ cwd: project, env: {}, overrides: { mountAllow: [{ hostPath: project, writable: true }], logs: { dir: logs } } })).toThrow(/logs.dir/);
+    // Nor, with the rule on a folder above, can a mount of the folder holding them start.
+    const above = join(project, '..');
     for (const mount of [project, join(project, '.genaicode-docker'), logs]) {
-      mkdirSync(logs, { recursive: true });
-      const { error, calls } = await startError(
-        { mounts: [{ hostPath: mount, containerPath: '/workspace', writable: true }] },
-        { mountAllow: [{ hostPath: project, writable: true }], logs: { dir: logs } },
+      const engine = new RecordingEngine();
+      await withManager(
+        async (manager) => {
+          (manager.config as { mountAllow: Array<{ hostPath: string; writable: boolean }> }).mountAllow = [{ hostPath: above, writable: true }];
+          await expect(manager.start({ mounts: [{ hostPath: mount, containerPath: '/workspace', writable: true }] })).rejects.toMatchObject({ code: 'POLICY_VIOLATION', data: { rule: 'logsOutsideMounts' } });
+          expect(engine.calls).toEqual([]);
+        },
+        { engine, overrides: { logs: { dir: logs } } },
       );
-      expect(error.code).toBe('POLICY_VIOLATION');
-      expect(error.data.rule).toBe('logsOutsideMounts');
-      expect(calls).toEqual([]);
     }
     expect(readFileSync(victim, 'utf8')).toBe('original\n');
   });

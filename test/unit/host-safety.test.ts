@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { CONFIG_FILE_NAME, loadConfig } from '../../src/config.js';
 import { displayText } from '../../src/display-text.js';
 import { imageReferenceProblem, parseImageReference } from '../../src/policy/image-ref.js';
-import { checkConfigInvariants, checkImageAllowed, checkMounts } from '../../src/policy/policy.js';
+import { checkConfigInvariants, checkImageAllowed, checkMounts, imageMatches } from '../../src/policy/policy.js';
 import { containerUser } from '../../src/sandbox/sandbox-manager.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
@@ -43,6 +43,7 @@ describe('image references follow Docker\u2019s grammar, before the allowlist', 
     'genaicode-docker/_x',
     'genaicode-docker/x...y',
     'evil.com:99999/x',
+    '[fe80::1%eth0]:5000/x',
     'evil_host.com/x',
     '',
     ':latest',
@@ -67,6 +68,22 @@ describe('image references follow Docker\u2019s grammar, before the allowlist', 
     [`alpine:3@sha256:${'b'.repeat(64)}`, { path: 'alpine', tag: '3', digest: `sha256:${'b'.repeat(64)}` }],
   ])('%s parses', (ref, parts) => {
     expect(parseImageReference(ref)).toEqual(parts);
+  });
+
+  test.each([
+    'registry-1.docker.io:443/genaicode-docker/sandbox-python:latest',
+    'Registry-1.Docker.io/genaicode-docker/sandbox-python:latest',
+    'index.docker.io:443/genaicode-docker/sandbox-python:latest',
+    'docker.io/genaicode-docker/sandbox-python',
+    'REGISTRY.HUB.DOCKER.COM/genaicode-docker/x:1',
+  ])('%s is the Docker Hub image it names: matched by genaicode-docker/* (localOnly), refused by a list without it', (ref) => {
+    expect(imageMatches(ref, ['genaicode-docker/*'])).toBe(true);
+    expect(syncSandboxError(() => checkImageAllowed(ref, ['python:*'])).code).toBe('IMAGE_NOT_ALLOWED');
+  });
+
+  test('another registry keeps its name: a pattern for it matches in any case, without its default port', () => {
+    expect(imageMatches('Registry.Example.com:443/team/x:1', ['registry.example.com/team/*'])).toBe(true);
+    expect(imageMatches('registry.example.com/team/x:1', ['genaicode-docker/*', 'team/*'])).toBe(false);
   });
 
   test('the message shows a long reference cut, never whole', () => {
@@ -121,6 +138,10 @@ describe('writable mounts: the container runs as the host user, never root witho
     ['user "0"', { ...base, user: '0' }, { uid: 1000, gid: 1000 }],
     ['user "0:0"', { ...base, user: '0:0' }, { uid: 1000, gid: 1000 }],
     ['user "0:1000"', { ...base, user: '0:1000' }, { uid: 1000, gid: 1000 }],
+    ['user "00" (uid 0 to the engine)', { ...base, user: '00' }, { uid: 1000, gid: 1000 }],
+    ['user "000:0"', { ...base, user: '000:0' }, { uid: 1000, gid: 1000 }],
+    ['user "1000:0" (root\u2019s group: set-gid root files)', { ...base, user: '1000:0' }, { uid: 1000, gid: 1000 }],
+    ['a host user in group 0', base, { uid: 1000, gid: 0 }],
     ['user "root" (a name the image resolves)', { ...base, user: 'root' }, { uid: 1000, gid: 1000 }],
     ['user "toor" (any name)', { ...base, user: 'toor' }, { uid: 1000, gid: 1000 }],
     ['no host ids known', base, {}],
@@ -224,6 +245,30 @@ describe('logs.dir can never name a folder of the user\u2019s', () => {
     const link = join(dirname(root), 'link-to-repo');
     symlinkSync(root, link);
     expect(syncSandboxError(() => loadConfig({ cwd: root, env: { GENAICODE_DOCKER_LOG_DIR: link } })).code).toBe('INVALID_CONFIG');
+  });
+
+  test.each([
+    ['inside a writable mount rule', (root: string) => ({ mountAllow: [{ hostPath: root, writable: true }], logs: { dir: 'build/logs' } })],
+    ['the rule inside the logs folder', (root: string) => ({ mountAllow: [{ hostPath: join(root, 'logs', 'x'), writable: true }], logs: { dir: 'logs' } })],
+    [
+      'through a link that lies in a writable rule (the container could turn it)',
+      (root: string) => {
+        const outside = tempDir('gcd-out-');
+        symlinkSync(outside, join(root, 'cache'));
+        return { mountAllow: [{ hostPath: root, writable: true }], logs: { dir: join(root, 'cache', 'logs') } };
+      },
+    ],
+  ])('logs %s: INVALID_CONFIG', (_what, make) => {
+    const root = project();
+    expect(syncSandboxError(() => loadConfig({ cwd: root, env: {}, overrides: make(root) })).message).toMatch(/overlap/);
+  });
+
+  test('a read-only rule over the logs is fine; the resolved folder is what the config holds', () => {
+    const root = project();
+    const real = tempDir('gcd-real-');
+    symlinkSync(real, join(root, 'linked'));
+    const c = loadConfig({ cwd: root, env: {}, overrides: { mountAllow: [{ hostPath: root, writable: false }], logs: { dir: 'linked/logs' } } });
+    expect(c.logs.dir).toBe(join(real, 'logs'));
   });
 
   test('a folder of its own, inside the project or elsewhere, is fine', () => {

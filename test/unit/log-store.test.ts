@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { LogStore, pruneLogs, SESSION_MARKER } from '../../src/capture/log-store.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
@@ -164,6 +164,29 @@ describe('LogStore: what a writer in the log folder cannot make it do', () => {
     sink.end();
     expect(sink.error).toMatch(/not created by this session/);
     expect(readdirSync(join(root, 's'))).toEqual([]);
+  });
+
+  test.each([
+    ['a log root writable by others', 0o777, 'root'],
+    // Giving the folder another group needs root (as CI runs).
+    ...(process.getuid?.() === 0 ? [['a log root writable by a group not its owner\u2019s own', 0o775, 'root-group'] as const] : []),
+    ['a folder above it writable by others (and not sticky)', 0o777, 'parent'],
+  ])('%s: no log is written there; the sink says why', (_what, mode, where) => {
+    const parent = tempDir('gcd-shared-');
+    const root = join(parent, 'logs');
+    mkdirSync(root);
+    chmodSync(where === 'parent' ? parent : root, mode);
+    if (where === 'root-group') chownSync(root, process.getuid?.() ?? 0, 4242);
+    const sink = new LogStore(root, 's').create('x');
+    sink.end();
+    expect(sink.error).toMatch(/can be changed by another user/);
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  test('a sticky world-writable folder above (like /tmp) is fine', () => {
+    const parent = tempDir('gcd-sticky-');
+    chmodSync(parent, 0o1777);
+    expect(readFileSync(writeLog(new LogStore(join(parent, 'logs'), 's'), 'x', 'ok'), 'utf8')).toBe('ok');
   });
 
   test('a session folder removed by hand is made again', () => {

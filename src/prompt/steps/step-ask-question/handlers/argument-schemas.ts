@@ -28,6 +28,14 @@ export const containerNameArg = z
     if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not a valid container name: ${problem}` });
   });
 
+/** An absolute path in the container: printable, no `..` component, at most 1,024 characters. */
+export const containerPathArg = z
+  .string()
+  .trim()
+  .max(1024, 'the path is at most 1024 characters')
+  .regex(/^\/[^\u0000-\u001f\u007f]*$/, 'the path must be absolute, with no control characters')
+  .refine((p) => !p.split('/').includes('..'), 'the path must not contain a .. component');
+
 /** A container of this session: a name (at most 63 characters) or an id (64 hex digits at most). */
 export const containerIdArg = z.string().trim().min(1, 'containerId is required').max(64, 'containerId is at most 64 characters (a name or an id)');
 

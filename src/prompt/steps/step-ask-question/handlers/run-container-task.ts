@@ -4,7 +4,7 @@ import type { ActionHandler, FunctionDef } from '../../../host/genaicode-types.j
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { runTask } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
-import { imageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';
+import { containerPathArg, imageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { defineAction } from './define-action.js';
 
@@ -31,7 +31,7 @@ export const RunContainerTaskArgs = z.object({
     .trim()
     .min(10, 'taskDescription must describe the task (at least 10 characters)')
     .max(MAX_TASK_DESCRIPTION_CHARS, `taskDescription must be at most ${MAX_TASK_DESCRIPTION_CHARS} characters`),
-  workingDir: z.string().startsWith('/', 'workingDir must be an absolute path').optional(),
+  workingDir: containerPathArg.optional(),
   maxCommands: z.number().int().min(1).max(500).optional(),
 });
 
