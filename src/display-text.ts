@@ -24,6 +24,11 @@ function shown(ch: string): string {
 /** Default cut for one line of text shown to a person. */
 export const DISPLAY_MAX_CHARS = 500;
 
+/** Like displayText, for text of several lines (a summary, a report): line feeds and tabs stay, nothing is cut. */
+export function displayLines(text: string): string {
+  return String(text).replace(UNSAFE, (ch) => (ch === '\n' || ch === '\t' ? ch : shown(ch)));
+}
+
 export function displayText(text: string, maxChars: number = DISPLAY_MAX_CHARS): string {
   const s = String(text);
   let cut = s;

@@ -3,8 +3,8 @@
  * Named exports only; test/unit/exports.test.ts pins this list.
  */
 export { SandboxError, SANDBOX_ERROR_CODES, isSandboxError, type SandboxErrorCode } from './errors.js';
+export { loadConfig, type LoadConfigOptions } from './config/load-config.js';
 export {
-  loadConfig,
   ConfigSchema,
   DEFAULT_ALLOWED_IMAGES,
   DEFAULT_IMAGE,
@@ -12,8 +12,7 @@ export {
   parseByteSize,
   type Config,
   type ConfigInput,
-  type LoadConfigOptions,
-} from './config.js';
+} from './config/config-schema.js';
 export type {
   ContainerEngine,
   ContainerSpec,

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { ExecResult } from '../sandbox/exec-types.js';
-import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config.js';
+import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 
 /** Summarizes long command output; a lite model in GenAIcode. May throw: the answer then falls back. */
 export type OutputSummarizer = (input: { command: string; exitCode: number; output: string; reason?: string }, signal?: AbortSignal) => Promise<string>;

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config-schema.js';
 import { buildCommandAnswer } from '../answer/command-answer.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 

@@ -1,6 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config-schema.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { isSandboxError } from '../errors.js';
 import { imageMatches } from '../policy/policy.js';

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadConfig, parseByteSize, type Config } from '../config.js';
+import { loadConfig } from '../config/load-config.js';
+import { parseByteSize, type Config } from '../config/config-schema.js';
 import { isSandboxError } from '../errors.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { cleanup } from './cleanup.js';
@@ -8,9 +9,14 @@ import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { run } from './run.js';
 import { task } from './task.js';
+import { displayLines } from '../display-text.js';
 
-const out = (line: string) => process.stdout.write(`${line}\n`);
-const err = (line: string) => process.stderr.write(`${line}\n`);
+// What the CLI prints quotes the config, the engine and models: control and invisible
+// characters are shown by name (displayLines). Only `run` passes its command's own output
+// through as it came, as `docker exec` does.
+const out = (line: string) => process.stdout.write(`${displayLines(line)}\n`);
+const err = (line: string) => process.stderr.write(`${displayLines(line)}\n`);
+const commandOutput = (line: string) => process.stdout.write(`${line}\n`);
 
 function config(): Config {
   return loadConfig();
@@ -52,7 +58,7 @@ program
   .option('--json', 'print the result object as one line of JSON', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
   .action(async (argv: string[], o: { image?: string; timeoutMs?: number; network?: 'none' | 'bridge'; memory?: number; json: boolean }) => {
-    process.exitCode = await run(config(), argv, { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) }, out, err);
+    process.exitCode = await run(config(), argv, { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) }, commandOutput, err);
   });
 
 program

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { reportFailure } from './format.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
@@ -61,6 +61,7 @@ export async function task(
         environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${network}; /bin/sh`,
         signal: sigint.signal,
         onProgress: (p) => {
+          // A quoted command stays on its one line (line feeds shown as \n); main.ts escapes the rest.
           if (p.result) err(`[${p.step}] $ ${displayText(p.command ?? '')} -> exit ${p.result.exitCode}${p.result.timedOut ? ' (timed out)' : ''} in ${p.result.durationMs} ms`);
           else if (p.command && p.reasoning) err(`[${p.step}] ${displayText(p.reasoning)}`);
         },

@@ -1,5 +1,6 @@
 import { displayText } from '../display-text.js';
-import { loadConfig, type Config, type ConfigInput } from '../config.js';
+import { loadConfig } from '../config/load-config.js';
+import { type Config, type ConfigInput } from '../config/config-schema.js';
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { genaicodeHost, type HostServices } from './host/host-services.js';
 import { checkImageAllowed } from '../policy/policy.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config-schema.js';
 
 /**
  * Our section of GenAIcode's system prompt: what the Docker actions are and how to use them.

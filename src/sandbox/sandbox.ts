@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { BOUNDS } from '../config.js';
+import { BOUNDS } from '../config/config-schema.js';
 import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
 import type { LogStore } from '../capture/log-store.js';

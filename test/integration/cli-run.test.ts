@@ -17,8 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => removeTestDirs());
 
-function runCli(args: string[], cwd = makeTempDir('gcd-cli-run-')): { status: number | null; stdout: string; stderr: string } {
-  const env = { ...process.env, GENAICODE_DOCKER_CONFIRM_START: 'false', XDG_STATE_HOME: makeTempDir('gcd-cli-state-') };
+function runCli(args: string[], cwd = makeTempDir('gcd-cli-run-'), extraEnv: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+  const env = { ...process.env, GENAICODE_DOCKER_CONFIRM_START: 'false', XDG_STATE_HOME: makeTempDir('gcd-cli-state-'), XDG_CONFIG_HOME: makeTempDir('gcd-cli-config-'), ...extraEnv };
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 60_000, env });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -42,14 +42,29 @@ test('doctor reports the trust settings in force, from the project’s config fi
   expect(plain.stdout).toMatch(/^pulls +missing allowed images are pulled.*never pulled \(built here\): genaicode-docker\/\*$/m);
   expect(plain.stdout).toMatch(/^mounts +allowed: \(none\); with a writable mount containers run .*never as root$/m);
   expect(plain.stdout).toMatch(/^logs +\/.*genaicode-docker\/logs$/m);
+  // The user's own file sets trust; the project's may only tune and narrow.
   const project = makeTempDir('gcd-cli-doctor-');
-  writeFileSync(join(project, '.genaicode-docker.json'), JSON.stringify({ images: { localOnly: [], pull: false }, plugin: { confirmStart: false }, allowRootWithWritableMounts: true, logs: { dir: 'build/logs' } }));
-  const custom = runCli(['doctor', '--no-sandbox-check'], project);
+  const own = join(makeTempDir('gcd-cli-own-'), 'config.json');
+  writeFileSync(own, JSON.stringify({ images: { localOnly: [], pull: false }, plugin: { confirmStart: false }, allowRootWithWritableMounts: true, logs: { dir: join(project, 'build/logs') } }));
+  const custom = runCli(['doctor', '--no-sandbox-check'], project, { GENAICODE_DOCKER_CONFIG: own, GENAICODE_DOCKER_CONFIRM_START: 'false' });
   expect(custom.stdout).toMatch(/^pulls +off: nothing is pulled; never pulled \(built here\): \(none\)$/m);
   expect(custom.stdout).toMatch(/^confirm +containers start without asking the user/m);
   expect(custom.stdout).toMatch(/or as root \(allowRootWithWritableMounts\)$/m);
   expect(custom.stdout).toMatch(/^logs +.*build\/logs \(inside the project: GenAIcode may send/m);
-  expect(custom.stdout).toContain(`config       from defaults < ${join(project, '.genaicode-docker.json')}`);
+  expect(custom.stdout).toContain(`config       from defaults < ${own} < environment`);
+  writeFileSync(join(project, '.genaicode-docker.json'), JSON.stringify({ images: { localOnly: [] } }));
+  const hostile = runCli(['doctor', '--no-sandbox-check'], project);
+  expect(hostile.status).not.toBe(0);
+  expect(hostile.stderr + hostile.stdout).toMatch(/images\.localOnly drops genaicode-docker\/\*/);
+  // Text from config files reaches the terminal with its control characters named.
+  writeFileSync(join(project, '.genaicode-docker.json'), JSON.stringify({ images: { allow: ['\u001b[2K\u001b[1Gpython:*'] } }));
+  const forged = runCli(['doctor', '--no-sandbox-check'], project);
+  expect(forged.stderr).toContain('\\x1b[2K\\x1b[1Gpython:*');
+  writeFileSync(own, JSON.stringify({ images: { localOnly: ['genaicode-docker/*', '\u001b[8mhidden'] } }));
+  writeFileSync(join(project, '.genaicode-docker.json'), '{}');
+  const shown = runCli(['doctor', '--no-sandbox-check'], project, { GENAICODE_DOCKER_CONFIG: own });
+  expect(shown.stdout).toContain('\\x1b[8mhidden');
+  for (const r of [forged, shown]) expect(r.stdout + r.stderr).not.toContain('\u001b');
 }, 90_000);
 
 test('exits with the command\'s exit code, 124 on timeout; --json prints the result object', () => {

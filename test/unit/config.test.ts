@@ -1,7 +1,8 @@
 import { homedir } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_FILE_NAME, DEFAULT_ALLOWED_IMAGES, DEFAULT_IMAGE, loadConfig, parseByteSize, type ConfigInput } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { CONFIG_FILE_NAME, DEFAULT_ALLOWED_IMAGES, DEFAULT_IMAGE, parseByteSize, type ConfigInput } from '../../src/config/config-schema.js';
 import { INVARIANTS } from '../../src/policy/policy.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
@@ -137,7 +138,7 @@ describe('loadConfig: environment', () => {
 
 describe('loadConfig: precedence defaults < file < env < overrides', () => {
   test('each value comes from the latest source that sets it; objects merge, arrays replace', () => {
-    const p = project({ limits: { memory: '1g', cpus: 2, pids: 100 }, exec: { timeoutMs: 5000 }, images: { allow: ['a:*', 'b:*'] }, workdir: '/src' });
+    const p = project({ limits: { memory: '1g', cpus: 2, pids: 100 }, exec: { timeoutMs: 5000 }, images: { allow: ['python:3*', 'node:*'] }, workdir: '/src' });
     const c = loadConfig({
       cwd: p.root,
       env: { GENAICODE_DOCKER_CPUS: '3', GENAICODE_DOCKER_PIDS: '200', GENAICODE_DOCKER_MAX_BYTES: '4096', GENAICODE_DOCKER_ALLOWED_IMAGES: 'c:*' },
@@ -278,8 +279,10 @@ describe('loadConfig: paths', () => {
   });
 
   test('mountAllow host paths are resolved under the project root', () => {
-    const p = project({ mountAllow: [{ hostPath: 'data', writable: true }] });
-    expect(loadConfig({ cwd: p.nested, env: {} }).mountAllow).toEqual([{ hostPath: join(p.root, 'data'), writable: true }]);
+    const p = project();
+    const own = join(tempDir('gcd-user-cfg-'), 'config.json');
+    writeFileSync(own, JSON.stringify({ mountAllow: [{ hostPath: 'data', writable: true }] }));
+    expect(loadConfig({ cwd: p.nested, env: { GENAICODE_DOCKER_CONFIG: own } }).mountAllow).toEqual([{ hostPath: join(p.root, 'data'), writable: true }]);
   });
 });
 

@@ -2,7 +2,8 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Config, type ConfigInput } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { type Config, type ConfigInput } from '../../src/config/config-schema.js';
 import { SandboxError } from '../../src/errors.js';
 
 const dirs: string[] = [];

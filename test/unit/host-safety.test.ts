@@ -1,7 +1,8 @@
 import { chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { CONFIG_FILE_NAME, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { CONFIG_FILE_NAME } from '../../src/config/config-schema.js';
 import { displayText } from '../../src/display-text.js';
 import { imageReferenceProblem, parseImageReference } from '../../src/policy/image-ref.js';
 import { checkConfigInvariants, checkImageAllowed, checkMounts, imageMatches } from '../../src/policy/policy.js';
@@ -275,5 +276,62 @@ describe('logs.dir can never name a folder of the user\u2019s', () => {
     const root = project();
     expect(loadConfig({ cwd: root, env: { GENAICODE_DOCKER_LOG_DIR: 'build/logs' } }).logs.dir).toBe(join(root, 'build', 'logs'));
     expect(loadConfig({ cwd: root, env: { XDG_STATE_HOME: '/var/tmp/state' } }).logs.dir).toBe('/var/tmp/state/genaicode-docker/logs');
+  });
+});
+
+describe('a project\u2019s checked-in file tunes the sandbox but cannot widen whom it trusts', () => {
+  function withProjectFile(content: object): string {
+    const root = join(tempDir('gcd-trust-'), 'repo');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, '.genaicoderc'), '{"rootDir":"."}');
+    writeFileSync(join(root, CONFIG_FILE_NAME), JSON.stringify(content));
+    return root;
+  }
+  const noUserFile = () => ({ XDG_CONFIG_HOME: tempDir('gcd-xdg-') });
+
+  test.each([
+    ['engine.host: another engine gets the commands', { engine: { host: 'tcp://127.0.0.1:2375' } }, 'engine'],
+    ['engine.socketPath', { engine: { socketPath: '/tmp/other.sock' } }, 'engine'],
+    ['plugin.confirmStart: false', { plugin: { confirmStart: false } }, 'plugin.confirmStart'],
+    ['images.localOnly: [] (pull the golden images from a registry)', { images: { localOnly: [] } }, 'images.localOnly'],
+    ['images.localOnly without the golden images', { images: { localOnly: ['mine/*'] } }, 'images.localOnly'],
+    ['images.allow: ["**"]', { images: { allow: ['**'] } }, 'images.allow'],
+    ['images.allow with an image outside the list', { images: { allow: ['python:*', 'evil/miner:*'] } }, 'images.allow'],
+    ['user', { user: '0' }, 'user'],
+    ['allowRootWithWritableMounts', { allowRootWithWritableMounts: true }, 'allowRootWithWritableMounts'],
+    ['mountAllow', { mountAllow: [{ hostPath: '/home', writable: true }] }, 'mountAllow'],
+  ])('%s: INVALID_CONFIG naming the field and where it belongs', (_what, content, field) => {
+    const root = withProjectFile(content);
+    const e = syncSandboxError(() => loadConfig({ cwd: root, env: noUserFile() }));
+    expect(e.code).toBe('INVALID_CONFIG');
+    expect(e.data.field).toBe(field);
+    expect(e.message).toContain(join(root, CONFIG_FILE_NAME));
+    expect(e.message).toContain('your own config');
+  });
+
+  test('tuning and narrowing are fine: limits, network, a tighter allowlist, more local-only images, asking first', () => {
+    const root = withProjectFile({
+      limits: { memory: '1g', pids: 512 },
+      network: 'bridge',
+      images: { allow: ['python:3.12*', 'genaicode-docker/sandbox-python:*'], localOnly: ['genaicode-docker/*', 'team/*'], pull: false },
+      plugin: { confirmStart: true },
+    });
+    const c = loadConfig({ cwd: root, env: noUserFile() });
+    expect(c.images.allow).toEqual(['python:3.12*', 'genaicode-docker/sandbox-python:*']);
+    expect(c.network).toBe('bridge');
+  });
+
+  test('the user\u2019s own file (XDG or $GENAICODE_DOCKER_CONFIG) may set them, and the project file may then narrow within them', () => {
+    const xdg = tempDir('gcd-xdg-');
+    mkdirSync(join(xdg, 'genaicode-docker'));
+    writeFileSync(join(xdg, 'genaicode-docker', 'config.json'), JSON.stringify({ plugin: { confirmStart: false }, images: { allow: ['**'] } }));
+    const root = withProjectFile({ images: { allow: ['evil/miner:*'] } });
+    const c = loadConfig({ cwd: root, env: { XDG_CONFIG_HOME: xdg } });
+    expect(c.plugin.confirmStart).toBe(false);
+    expect(c.images.allow).toEqual(['evil/miner:*']);
+    expect(c.sources).toEqual(['defaults', join(xdg, 'genaicode-docker', 'config.json'), join(root, CONFIG_FILE_NAME)]);
+    // The environment is the user's too.
+    const byEnv = loadConfig({ cwd: withProjectFile({}), env: { ...noUserFile(), GENAICODE_DOCKER_CONFIRM_START: 'false' } });
+    expect(byEnv.plugin.confirmStart).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_IMAGE, type ConfigInput } from '../../src/config.js';
+import { DEFAULT_IMAGE, type ConfigInput } from '../../src/config/config-schema.js';
 import type { ContainerSpec, PullProgress } from '../../src/engine/container-engine.js';
 import { SandboxError } from '../../src/errors.js';
 import { containerLabels, LABEL } from '../../src/sandbox/labels.js';

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { DEFAULT_IMAGE, type ConfigInput } from '../../src/config.js';
+import { DEFAULT_IMAGE, type ConfigInput } from '../../src/config/config-schema.js';
 import type { ExecSpec } from '../../src/engine/container-engine.js';
 import { SandboxError } from '../../src/errors.js';
 import type { ExecOptions, ExecResult } from '../../src/sandbox/exec-types.js';

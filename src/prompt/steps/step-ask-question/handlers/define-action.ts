@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Config } from '../../../../config.js';
+import type { Config } from '../../../../config/config-schema.js';
 import type { ActionHandler, ActionHandlerProps, ActionResult, FunctionDef } from '../../../host/genaicode-types.js';
 import type { HostServices } from '../../../host/host-services.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';

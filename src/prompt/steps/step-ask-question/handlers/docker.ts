@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import { z } from 'zod';
-import type { Config } from '../../../../config.js';
+import type { Config } from '../../../../config/config-schema.js';
 import type { ActionHandler, FunctionDef } from '../../../host/genaicode-types.js';
 import { buildCommandAnswer } from '../../../../answer/command-answer.js';
 import { SandboxError } from '../../../../errors.js';

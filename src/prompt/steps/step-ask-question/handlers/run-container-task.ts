@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Config } from '../../../../config.js';
+import type { Config } from '../../../../config/config-schema.js';
 import type { ActionHandler, FunctionDef } from '../../../host/genaicode-types.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { runTask } from '../../../../task/task-loop.js';
