@@ -9,6 +9,7 @@ import { LogStore } from '../capture/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
 import { containerLabels, currentOwner } from './labels.js';
 import { checkConfigInvariants, checkContainerName, checkImageAllowed, checkMounts, containerCapabilities, imageMatches, INVARIANTS, type MountRequest } from '../policy/policy.js';
+import { hostIdentity, mountMismatches } from './mount-identity.js';
 import { Sandbox } from './sandbox.js';
 import { sweepContainers, type SweepReport } from './sweep.js';
 
@@ -108,6 +109,23 @@ export function containerUser(
   return user;
 }
 
+/**
+ * The mounts the container got are the folders that were checked (mount-identity.ts):
+ * a folder swapped for a link between the check and the engine's mount is caught here.
+ * Checked where the engine is local (a unix socket: same machine, same paths).
+ * @throws SandboxError POLICY_VIOLATION naming each mount that is not what was checked.
+ */
+async function verifyMounts(sandbox: Sandbox, expected: Array<{ hostPath: string; containerPath: string; identity: { device: string; root: string } | undefined }>): Promise<void> {
+  const known = expected.filter((m): m is typeof m & { identity: { device: string; root: string } } => m.identity !== undefined);
+  if (known.length === 0) return;
+  const problems = mountMismatches(known, await sandbox.mountTable());
+  if (problems.length) {
+    throw new SandboxError('POLICY_VIOLATION', `The container's mounts are not the folders that were checked (${problems.join('; ')}): not allowed (${INVARIANTS.mountAllowlist}). Something changed a path while the container was created.`, {
+      data: { rule: 'mountAllowlist' },
+    });
+  }
+}
+
 function ownerOf(path: string): string | undefined {
   try {
     const st = statSync(path);
@@ -177,6 +195,8 @@ export class SandboxManager {
     bounded('ttlSeconds', options.ttlSeconds, BOUNDS.ttlSeconds.min, BOUNDS.ttlSeconds.max);
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
     const user = containerUser(c, mounts);
+    // Taken now, at the check: what each mount must still be once the engine has mounted it.
+    const identities = this.engine.connection?.kind === 'socket' ? mounts.map((m) => ({ ...m, identity: hostIdentity(m.hostPath) })) : [];
     const workdir = options.workdir ?? c.workdir;
     if (!workdir.startsWith('/')) throw new SandboxError('INVALID_ARGUMENT', `workdir must be absolute, got ${JSON.stringify(workdir)}.`);
     const abortCheck = () => {
@@ -258,6 +278,7 @@ export class SandboxManager {
     try {
       await this.engine.startContainer(id);
       abortCheck();
+      await verifyMounts(sandbox, identities);
     } catch (e) {
       await sandbox.stop().catch(() => undefined);
       throw e;

@@ -5,7 +5,7 @@ import { SandboxError } from '../errors.js';
 import type { LogStore } from '../capture/log-store.js';
 import { CommandCapture } from './command-capture.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
-import { type Counters, KILL_TREE_SCRIPT, parseTrailer, READ_COUNTERS_SCRIPT, wrapCommand } from './wrapper-protocol.js';
+import { type Counters, KILL_TREE_SCRIPT, MOUNTINFO_SCRIPT, parseTrailer, READ_COUNTERS_SCRIPT, wrapCommand } from './wrapper-protocol.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const CANCELED_EXIT_CODE = 137;
@@ -244,6 +244,11 @@ export class Sandbox implements AsyncDisposable {
     if (f.killReport && !f.killReport.startsWith('gone')) parts.push(`cleanup: ${f.killReport}`);
     if (f.logError) parts.push(`the full log could not be written (${f.logError})`);
     return parts.length ? parts.join('; ') : undefined;
+  }
+
+  /** The container's mount table (/proc/self/mountinfo), read with shell builtins. */
+  async mountTable(): Promise<string> {
+    return (await this.runHelper(MOUNTINFO_SCRIPT, [])).stdout;
   }
 
   /**

@@ -31,6 +31,8 @@ const COUNTERS = containerScript('counters');
 const WRAPPER = `${COUNTERS}\n${containerScript('exec-wrapper')}`;
 /** Kills the tree of a command: `sh -c KILL_TREE_SCRIPT sh <pid> <marker>`. */
 export const KILL_TREE_SCRIPT = containerScript('kill-tree');
+/** Prints the container's mount table (sandbox/mount-identity.ts reads it). */
+export const MOUNTINFO_SCRIPT = containerScript('mountinfo');
 /** Prints the counters as a trailer on stdout. */
 export const READ_COUNTERS_SCRIPT = `${COUNTERS}\n${containerScript('read-counters')}`;
 

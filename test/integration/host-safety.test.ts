@@ -2,7 +2,7 @@
  * Host safety against a real engine: what a model's request, a container or a project's
  * config can do to the machine the sandbox runs on. Every class is tried several ways.
  */
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DockerEngine, LABEL, loadConfig, SandboxError, type ConfigInput, type StartOptions } from '../../src/index.js';
 import {
@@ -236,6 +236,65 @@ describe('mount allowlist entries are resolved before their rules', () => {
         expect(engine.calls).toEqual([]);
       },
       { engine },
+    );
+  });
+});
+
+describe('a mount swapped for a link between the check and the engine\u2019s mount', () => {
+  /** Swaps `path` for a link to `target` just before the engine creates the container: the attacker's best moment. */
+  class SwappingEngine extends RecordingEngine {
+    constructor(
+      private readonly path: string,
+      private readonly target: string,
+    ) {
+      super();
+    }
+    override async createContainer(spec: Parameters<RecordingEngine['createContainer']>[0]): Promise<string> {
+      renameSync(this.path, `${this.path}.checked`);
+      symlinkSync(this.target, this.path);
+      return super.createContainer(spec);
+    }
+  }
+
+  test.concurrent.each([
+    ['a folder of secrets', () => {
+      const secret = makeTempDir('gcd-secret-');
+      writeFileSync(join(secret, 'id_rsa'), 'PRIVATE');
+      return secret;
+    }],
+    ['/etc', () => '/etc'],
+  ])('swapped for a link to %s: POLICY_VIOLATION, the container is removed, nothing was read', async (_what, target) => {
+    const allowed = makeTempDir('gcd-allowed-');
+    const sub = join(allowed, 'sub');
+    mkdirSync(sub);
+    const engine = new SwappingEngine(sub, target());
+    let caught: unknown;
+    await withManager(
+      async (manager) => {
+        try {
+          await manager.start({ mounts: [{ hostPath: sub, containerPath: '/data' }] });
+        } catch (e) {
+          caught = e;
+        }
+        expect(manager.list()).toEqual([]);
+        expect(await listManaged({ [LABEL.session]: manager.sessionId })).toEqual([]);
+      },
+      { engine, overrides: { mountAllow: [{ hostPath: allowed, writable: false }] } },
+    );
+    expect(caught).toMatchObject({ code: 'POLICY_VIOLATION', data: { rule: 'mountAllowlist' } });
+    expect(String((caught as Error).message)).toContain('/data');
+    expect(engine.calls).toContain('startContainer');
+  });
+
+  test.concurrent('an untouched mount passes the check and works', async () => {
+    const allowed = makeTempDir('gcd-allowed-');
+    writeFileSync(join(allowed, 'f'), 'hello');
+    await withManager(
+      async (manager) => {
+        const sb = await manager.start({ mounts: [{ hostPath: allowed, containerPath: '/data' }] });
+        expect((await sb.exec('cat /data/f')).stdout).toBe('hello');
+      },
+      { overrides: { mountAllow: [{ hostPath: allowed, writable: false }] } },
     );
   });
 });

@@ -6,6 +6,7 @@ import { CONFIG_FILE_NAME } from '../../src/config/config-schema.js';
 import { displayText } from '../../src/display-text.js';
 import { imageReferenceProblem, parseImageReference } from '../../src/policy/image-ref.js';
 import { checkConfigInvariants, checkImageAllowed, checkMounts, imageMatches } from '../../src/policy/policy.js';
+import { hostIdentity, mountMismatches } from '../../src/sandbox/mount-identity.js';
 import { containerUser } from '../../src/sandbox/sandbox-manager.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
@@ -333,5 +334,28 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
     // The environment is the user's too.
     const byEnv = loadConfig({ cwd: withProjectFile({}), env: { ...noUserFile(), GENAICODE_DOCKER_CONFIRM_START: 'false' } });
     expect(byEnv.plugin.confirmStart).toBe(false);
+  });
+});
+
+describe('mount identity: the folder a bind really is, from mount tables', () => {
+  const HOST = ['27 1 254:0 / / rw - ext4 /dev/vda rw', '40 27 254:1 /home /home rw - ext4 /dev/vdb rw', '41 27 0:30 / /run rw - tmpfs tmpfs rw'].join('\n');
+
+  test('a host path takes the deepest mount holding it; octal escapes are read', () => {
+    expect(hostIdentity('/tmp/a b', HOST)).toEqual({ device: '254:0', root: '/tmp/a b' });
+    expect(hostIdentity('/home/dev/project', HOST)).toEqual({ device: '254:1', root: '/home/dev/project' });
+    expect(hostIdentity('/run/docker.sock', HOST)).toEqual({ device: '0:30', root: '/docker.sock' });
+  });
+
+  test('a target that shows another device or folder, or no mount, is named', () => {
+    const expected = [
+      { containerPath: '/data', hostPath: '/tmp/a b', identity: { device: '254:0', root: '/tmp/a b' } },
+      { containerPath: '/out', hostPath: '/tmp/out', identity: { device: '254:0', root: '/tmp/out' } },
+      { containerPath: '/gone', hostPath: '/tmp/g', identity: { device: '254:0', root: '/tmp/g' } },
+    ];
+    const container = ['89 72 254:0 /tmp/a\\040b /data ro - ext4 /dev/vda rw', '90 72 0:30 / /out rw - tmpfs tmpfs rw'].join('\n');
+    const problems = mountMismatches(expected, container);
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^\/out: expected \/tmp\/out .* found device 0:30/);
+    expect(problems[1]).toBe('/gone: no mount there');
   });
 });

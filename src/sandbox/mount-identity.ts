@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+
+/**
+ * Which host folder a bind mount really is. The policy checks a mount's real path, but the
+ * engine resolves the path again when it mounts it: whoever can write in a folder above it
+ * can swap a component for a link in between (to /var/run, say). So once the container
+ * runs, its mount table must show, at each target, the device and the folder that were
+ * checked; both sides read /proc/self/mountinfo (device major:minor, and the mount's root
+ * within that device's filesystem).
+ */
+
+interface MountEntry {
+  device: string;
+  root: string;
+  mountPoint: string;
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal (\040 ...). */
+function unescape(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+export function parseMountinfo(text: string): MountEntry[] {
+  const entries: MountEntry[] = [];
+  for (const line of text.split('\n')) {
+    const f = line.split(' ');
+    if (f.length < 5 || !f[2] || !f[3] || !f[4]) continue;
+    entries.push({ device: f[2], root: unescape(f[3]), mountPoint: unescape(f[4]) });
+  }
+  return entries;
+}
+
+function isUnder(path: string, dir: string): boolean {
+  return dir === '/' || path === dir || path.startsWith(dir + sep);
+}
+
+/**
+ * The device and filesystem root of a host path, from this process's mount table: the
+ * last-mounted entry whose mount point holds it. Undefined when the table cannot be read.
+ */
+export function hostIdentity(realPath: string, mountinfo?: string): { device: string; root: string } | undefined {
+  let text = mountinfo;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/self/mountinfo', 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+  const holding = parseMountinfo(text).filter((e) => isUnder(realPath, e.mountPoint));
+  let best: MountEntry | undefined;
+  for (const e of holding) if (!best || e.mountPoint.length >= best.mountPoint.length) best = e;
+  if (!best) return undefined;
+  return { device: best.device, root: join(best.root, relative(best.mountPoint, realPath)) };
+}
+
+/**
+ * The binds whose target in the container is not the host folder expected, each with what
+ * was found there. `containerMountinfo` is the container's /proc/self/mountinfo.
+ */
+export function mountMismatches(
+  expected: ReadonlyArray<{ containerPath: string; hostPath: string; identity: { device: string; root: string } }>,
+  containerMountinfo: string,
+): string[] {
+  const entries = parseMountinfo(containerMountinfo);
+  const problems: string[] = [];
+  for (const m of expected) {
+    // The last entry at a mount point is the one on top.
+    const at = entries.filter((e) => e.mountPoint === m.containerPath).pop();
+    if (!at) problems.push(`${m.containerPath}: no mount there`);
+    else if (at.device !== m.identity.device || at.root !== m.identity.root) {
+      problems.push(`${m.containerPath}: expected ${m.hostPath} (device ${m.identity.device}, ${m.identity.root}), found device ${at.device}, ${at.root}`);
+    }
+  }
+  return problems;
+}
