@@ -1,18 +1,7 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
+import { describeIssues, functionDef, issueMessage, type FunctionCall, type FunctionDef } from '../function-def.js';
 
-/** A function the task's model may call: its name, what it does, its parameters as JSON Schema. */
-export interface FunctionDef {
-  name: string;
-  description: string;
-  parameters: { type: 'object'; properties: Record<string, unknown>; required: string[] };
-}
-
-/** A call the model made: the function's name and its arguments. */
-export interface FunctionCall<T = Record<string, unknown>> {
-  id?: string;
-  name: string;
-  args?: T;
-}
+export type { FunctionCall, FunctionDef } from '../function-def.js';
 
 /**
  * The port the task loop talks to a model through. Two calls, two tiers: the cheapest
@@ -30,48 +19,22 @@ export interface ModelRequest {
   functions: FunctionDef[];
 }
 
-export const NEXT_COMMAND_DEF: FunctionDef = {
-  name: 'nextCommand',
-  description: 'Run this single shell command next (it runs with sh -c in the container).',
-  parameters: {
-    type: 'object',
-    properties: {
-      command: { type: 'string', description: 'the shell command line' },
-      reasoning: { type: 'string', description: 'one sentence: why this command' },
-    },
-    required: ['command'],
-  },
-};
+const NextCommand = z.object({
+  command: z
+    .string()
+    .refine((c) => c.trim() !== '', 'command is empty')
+    .describe('the shell command line'),
+  reasoning: z.string().describe('one sentence: why this command').optional(),
+});
+const TaskComplete = z.object({ summary: z.string().describe('what was achieved').optional() });
+const TaskFailed = z.object({ reason: z.string().min(1, 'reason is required').describe('why') });
+/** The summary model's one function. */
+export const TaskSummary = z.object({ summary: z.string().describe('key results, successes and errors') });
 
-export const TASK_COMPLETE_DEF: FunctionDef = {
-  name: 'taskComplete',
-  description: 'The task is done (the command history shows it).',
-  parameters: {
-    type: 'object',
-    properties: { summary: { type: 'string', description: 'what was achieved' } },
-    required: [],
-  },
-};
-
-export const TASK_FAILED_DEF: FunctionDef = {
-  name: 'taskFailed',
-  description: 'The task cannot be completed, or you cannot determine the next step.',
-  parameters: {
-    type: 'object',
-    properties: { reason: { type: 'string', description: 'why' } },
-    required: ['reason'],
-  },
-};
-
-export const TASK_SUMMARY_DEF: FunctionDef = {
-  name: 'taskSummary',
-  description: 'The concise summary of the task outcome.',
-  parameters: {
-    type: 'object',
-    properties: { summary: { type: 'string', description: 'key results, successes and errors' } },
-    required: ['summary'],
-  },
-};
+export const NEXT_COMMAND_DEF = functionDef('nextCommand', 'Run this single shell command next (it runs with sh -c in the container).', NextCommand);
+export const TASK_COMPLETE_DEF = functionDef('taskComplete', 'The task is done (the command history shows it).', TaskComplete);
+export const TASK_FAILED_DEF = functionDef('taskFailed', 'The task cannot be completed, or you cannot determine the next step.', TaskFailed);
+export const TASK_SUMMARY_DEF = functionDef('taskSummary', 'The concise summary of the task outcome.', TaskSummary);
 
 export const STEP_FUNCTIONS = [NEXT_COMMAND_DEF, TASK_COMPLETE_DEF, TASK_FAILED_DEF];
 
@@ -80,10 +43,6 @@ export type TaskStep =
   | { kind: 'complete'; summary?: string }
   | { kind: 'failed'; reason: string };
 
-const NextCommand = z.object({ command: z.string().refine((s) => s.trim() !== '', 'command is empty'), reasoning: z.string().optional() });
-const TaskComplete = z.object({ summary: z.string().optional() });
-const TaskFailed = z.object({ reason: z.string().min(1, 'reason is required') });
-
 /** Reads the model's answer as one step, or says what is wrong with it. */
 export function parseStep(calls: FunctionCall[]): { ok: true; step: TaskStep } | { ok: false; error: string } {
   const known = calls.filter((c) => STEP_FUNCTIONS.some((d) => d.name === c.name));
@@ -91,7 +50,7 @@ export function parseStep(calls: FunctionCall[]): { ok: true; step: TaskStep } |
   if (!call) return { ok: false, error: `expected one call to nextCommand, taskComplete or taskFailed; got ${calls.map((c) => c.name).join(', ') || 'no call'}` };
   if (call.name === 'nextCommand') {
     const p = NextCommand.safeParse(call.args ?? {});
-    if (!p.success) return { ok: false, error: `nextCommand: ${p.error.issues.map((i) => `${i.path.join('.') || 'args'}: ${i.message}`).join('; ')}` };
+    if (!p.success) return { ok: false, error: `nextCommand: ${describeIssues(p.error)}` };
     return { ok: true, step: { kind: 'command', command: p.data.command, ...(p.data.reasoning ? { reasoning: p.data.reasoning } : {}) } };
   }
   if (call.name === 'taskComplete') {
@@ -99,5 +58,5 @@ export function parseStep(calls: FunctionCall[]): { ok: true; step: TaskStep } |
     return p.success ? { ok: true, step: { kind: 'complete', ...(p.data.summary ? { summary: p.data.summary } : {}) } } : { ok: false, error: 'taskComplete: summary must be a string' };
   }
   const p = TaskFailed.safeParse(call.args ?? {});
-  return p.success ? { ok: true, step: { kind: 'failed', reason: p.data.reason } } : { ok: false, error: `taskFailed: ${p.error.issues[0]?.message ?? 'invalid'}` };
+  return p.success ? { ok: true, step: { kind: 'failed', reason: p.data.reason } } : { ok: false, error: `taskFailed: ${p.error.issues[0] ? issueMessage(p.error.issues[0]) : 'invalid'}` };
 }

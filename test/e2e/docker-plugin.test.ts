@@ -17,7 +17,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { DOCKER_ACTION_DESCRIPTIONS } from '../../src/prompt/steps/step-ask-question/handlers/docker.js';
+import { actionListLine } from '../../src/prompt/steps/step-ask-question/handlers/action-spec.js';
+import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../src/prompt/steps/step-ask-question/handlers/docker.js';
 import { docker, dockerOk, inspectContainer, MINIMAL_IMAGE, PYTHON_IMAGE, waitFor } from '../support/engine.js';
 import {
   actionAnswer,
@@ -258,8 +259,8 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       // askQuestion's actionType lists the three actions with their descriptions.
       const actionTypes = getAskQuestionActionTypes(run.calls[0]!);
       expect(actionTypes?.enum).toEqual(expect.arrayContaining(['plugin:startContainer', 'plugin:runCommand', 'plugin:stopContainer']));
-      for (const [key, description] of Object.entries(DOCKER_ACTION_DESCRIPTIONS)) {
-        expect(actionTypes?.description).toContain(`- plugin:${key}: ${description}`);
+      for (const spec of [START_CONTAINER, RUN_COMMAND, STOP_CONTAINER]) {
+        expect(actionTypes?.description).toContain(`- plugin:${spec.name}: ${actionListLine(spec)}`);
       }
 
       // Each action asked the model once for its arguments with ONE definition named as the action.

@@ -1,3 +1,5 @@
+import type { FunctionCall, FunctionDef } from '../../function-def.js';
+
 /**
  * The parts of GenAIcode's plugin API we use, written out structurally so the package
  * builds and type-checks without genaicode installed (it is an optional peer), and so one
@@ -5,17 +7,8 @@
  * (dist/ai-service/common-types.d.ts, dist/prompt/steps/step-ask-question/step-ask-question-types.d.ts).
  */
 
-export interface FunctionDef {
-  name: string;
-  description: string;
-  parameters: { type: 'object'; properties: Record<string, unknown>; required: string[] };
-}
-
-export interface FunctionCall<T = Record<string, unknown>> {
-  id?: string;
-  name: string;
-  args?: T;
-}
+// A function definition and a call have the same shapes as GenAIcode's: ours, from the foundation.
+export type { FunctionCall, FunctionDef };
 
 export interface PromptItem {
   type: 'systemPrompt' | 'user' | 'assistant';

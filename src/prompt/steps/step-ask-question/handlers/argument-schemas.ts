@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { imageReferenceProblem } from '../../../../policy/image-ref.js';
 import { containerNameProblem } from '../../../../policy/policy.js';
 
@@ -15,7 +15,7 @@ export const imageArg = z
   .min(1, 'image is required')
   .superRefine((v, ctx) => {
     const problem = imageReferenceProblem(v);
-    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not a valid image reference: ${problem}` });
+    if (problem) ctx.addIssue({ code: 'custom', message: `not a valid image reference: ${problem}` });
   });
 
 /** A container name Docker accepts. */
@@ -25,7 +25,7 @@ export const containerNameArg = z
   .min(1, 'name must not be empty')
   .superRefine((v, ctx) => {
     const problem = containerNameProblem(v);
-    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not a valid container name: ${problem}` });
+    if (problem) ctx.addIssue({ code: 'custom', message: `not a valid container name: ${problem}` });
   });
 
 /** An absolute path in the container: printable, no `..` component, at most 1,024 characters. */

@@ -1,9 +1,9 @@
-import type { z } from 'zod';
-import type { Config } from '../../../../config/config-schema.js';
-import type { ActionHandler, ActionHandlerProps, ActionResult, FunctionDef } from '../../../host/genaicode-types.js';
+import type { z } from 'zod/v4';
+import type { ActionHandler, ActionHandlerProps, ActionResult } from '../../../host/genaicode-types.js';
 import type { HostServices } from '../../../host/host-services.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { actionResult, guarded } from './action-answer.js';
+import { actionFunctionDef, type ActionSpec } from './action-spec.js';
 import { actionCall, requestArgs } from './structured-args.js';
 
 export interface ActionContext<A> {
@@ -20,18 +20,16 @@ export interface ActionContext<A> {
  * arguments through one function definition, answer INVALID_ARGUMENT when they stay
  * invalid after the retry, and pair every answer (errors included) with the model's call.
  */
-export function defineAction<S extends z.ZodTypeAny>(
+export function defineAction<S extends z.ZodObject>(
   runtime: PluginRuntime,
-  name: string,
-  def: (config: Config) => FunctionDef,
-  schema: S,
+  spec: ActionSpec<S>,
   body: (ctx: ActionContext<z.output<S>>) => Promise<ActionResult>,
 ): ActionHandler {
   return (props) =>
-    guarded(props, name, async (step) => {
+    guarded(props, spec.name, async (step) => {
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
-      const got = await requestArgs(props, def(runtime.config()), schema, host.cheapModel);
+      const got = await requestArgs(props, actionFunctionDef(spec, runtime.config()), spec.args, host.cheapModel);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
       step.call = got.call;
       const call = got.call;

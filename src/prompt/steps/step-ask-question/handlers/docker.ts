@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
-import { z } from 'zod';
-import type { Config } from '../../../../config/config-schema.js';
-import type { ActionHandler, FunctionDef } from '../../../host/genaicode-types.js';
+import { z } from 'zod/v4';
+import { BOUNDS } from '../../../../config/config-schema.js';
+import type { ActionHandler } from '../../../host/genaicode-types.js';
 import { buildCommandAnswer } from '../../../../answer/command-answer.js';
 import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
@@ -9,73 +9,48 @@ import type { ExecResult } from '../../../../sandbox/exec-types.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
 import { containerIdArg, containerNameArg, imageArg, MAX_COMMAND_BYTES } from './argument-schemas.js';
 import { confirmAndStart } from './confirm-and-start.js';
+import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
 
-const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
+/** The longest timeout the model may ask for one command (a deliberate cap below the configurable bound). */
+export const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
 
-export const START_CONTAINER_DEF: FunctionDef = {
+export const START_CONTAINER = defineActionSpec({
   name: 'startContainer',
   description: 'Start a sandboxed Docker container to run commands in.',
-  parameters: {
-    type: 'object',
-    properties: {
-      image: { type: 'string', description: 'Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.' },
-      name: { type: 'string', description: 'Optional container name (letters, digits, _ . -).' },
-    },
-    required: ['image'],
-  },
-};
+  returns: '{ id, name, status, image, expiresAt }',
+  note: 'The user may be asked to confirm.',
+  args: z.object({
+    image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
+    name: containerNameArg.describe('container name (letters, digits, _ . -)').optional(),
+  }),
+});
 
-/** The runCommand definition, with the configured default timeout. */
-export const runCommandDef = (config: Config): FunctionDef => ({
+export const RUN_COMMAND = defineActionSpec({
   name: 'runCommand',
   description: 'Run one shell command (sh -c) in a container started with startContainer.',
-  parameters: {
-    type: 'object',
-    properties: {
-      containerId: { type: 'string', description: 'id or name returned by startContainer' },
-      cmd: { type: 'string', description: 'shell command line' },
-      timeoutMs: { type: 'number', description: `optional timeout in milliseconds (default ${config.exec.timeoutMs}, at most ${MAX_COMMAND_TIMEOUT_MS})` },
-    },
-    required: ['containerId', 'cmd'],
-  },
+  returns: '{ exitCode, summary, truncated, logPath }',
+  note: 'Short output comes back verbatim, long output summarized; the full log is on disk.',
+  args: z.object({
+    containerId: containerIdArg.describe('id or name returned by startContainer'),
+    cmd: z
+      .string()
+      .min(1, 'cmd is required')
+      .refine((c) => c.trim() !== '', 'cmd is empty')
+      .refine((c) => Buffer.byteLength(c) <= MAX_COMMAND_BYTES, `cmd is longer than ${MAX_COMMAND_BYTES} bytes (the kernel's limit for one argument): write a script to a file in smaller steps and run it`)
+      .describe('shell command line'),
+    timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(MAX_COMMAND_TIMEOUT_MS).describe('timeout in milliseconds').optional(),
+  }),
+  configNotes: (config) => ({ timeoutMs: `default ${config.exec.timeoutMs}, at most ${MAX_COMMAND_TIMEOUT_MS}` }),
 });
 
-export const STOP_CONTAINER_DEF: FunctionDef = {
+export const STOP_CONTAINER = defineActionSpec({
   name: 'stopContainer',
   description: 'Stop and remove a container started with startContainer.',
-  parameters: {
-    type: 'object',
-    properties: { containerId: { type: 'string', description: 'id or name returned by startContainer' } },
-    required: ['containerId'],
-  },
-};
-
-export const StartContainerArgs = z.object({
-  image: imageArg,
-  name: containerNameArg.optional(),
+  returns: "{ status: 'removed', name }",
+  note: 'Always stop containers when done.',
+  args: z.object({ containerId: containerIdArg.describe('id or name returned by startContainer') }),
 });
-
-export const RunCommandArgs = z.object({
-  containerId: containerIdArg,
-  cmd: z
-    .string()
-    .min(1, 'cmd is required')
-    .refine((s) => s.trim() !== '', 'cmd is empty')
-    .refine((s) => Buffer.byteLength(s) <= MAX_COMMAND_BYTES, `cmd is longer than ${MAX_COMMAND_BYTES} bytes (the kernel's limit for one argument): write a script to a file in smaller steps and run it`),
-  timeoutMs: z.number().int().positive().max(MAX_COMMAND_TIMEOUT_MS).optional(),
-});
-
-export const StopContainerArgs = z.object({
-  containerId: containerIdArg,
-});
-
-/** Descriptions the model sees in askQuestion's action list, on every turn. */
-export const DOCKER_ACTION_DESCRIPTIONS = {
-  startContainer: 'Start a sandboxed Docker container (args: image, name?). Returns { id, name, status }. The user may be asked to confirm.',
-  runCommand: 'Run a shell command in a started container (args: containerId, cmd, timeoutMs?). Returns { exitCode, summary, truncated, logPath }: short output verbatim, long output summarized; full log on disk.',
-  stopContainer: 'Stop and remove a container (args: containerId). Always stop containers when done.',
-} as const;
 
 /** The one line the user sees (and the model reads beside the answer) for one command. */
 export function commandUserText(container: string, cmd: string, r: ExecResult, projectRoot: string): string {
@@ -93,7 +68,7 @@ function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxEr
 }
 
 export function createDockerActionHandlers(runtime: PluginRuntime): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
-  const startContainer = defineAction(runtime, 'startContainer', () => START_CONTAINER_DEF, StartContainerArgs, async ({ args, host, props, reply }) => {
+  const startContainer = defineAction(runtime, START_CONTAINER, async ({ args, host, props, reply }) => {
     const { image, name } = args;
     await props.waitIfPaused();
     const started = await confirmAndStart(runtime, host, props.options, { image, ...(name ? { name } : {}), purpose: 'to run commands in' });
@@ -103,7 +78,7 @@ export function createDockerActionHandlers(runtime: PluginRuntime): Record<'star
     return reply(answer, `Started container ${sandbox.name} from ${image}.`);
   });
 
-  const runCommand = defineAction(runtime, 'runCommand', runCommandDef, RunCommandArgs, async ({ args, host, props, reply }) => {
+  const runCommand = defineAction(runtime, RUN_COMMAND, async ({ args, host, props, reply }) => {
     const { containerId, cmd, timeoutMs } = args;
     const sandbox = runtime.manager().get(containerId);
     if (!sandbox) throw noSuchContainer(runtime, containerId);
@@ -119,7 +94,7 @@ export function createDockerActionHandlers(runtime: PluginRuntime): Record<'star
     return reply(answer, commandUserText(sandbox.name, cmd, result, runtime.config().projectRoot));
   });
 
-  const stopContainer = defineAction(runtime, 'stopContainer', () => STOP_CONTAINER_DEF, StopContainerArgs, async ({ args, reply }) => {
+  const stopContainer = defineAction(runtime, STOP_CONTAINER, async ({ args, reply }) => {
     const sandbox = runtime.manager().get(args.containerId);
     if (!sandbox) throw noSuchContainer(runtime, args.containerId);
     await sandbox.stop();
@@ -127,8 +102,8 @@ export function createDockerActionHandlers(runtime: PluginRuntime): Record<'star
   });
 
   return {
-    startContainer: { handler: startContainer, description: DOCKER_ACTION_DESCRIPTIONS.startContainer },
-    runCommand: { handler: runCommand, description: DOCKER_ACTION_DESCRIPTIONS.runCommand },
-    stopContainer: { handler: stopContainer, description: DOCKER_ACTION_DESCRIPTIONS.stopContainer },
+    startContainer: { handler: startContainer, description: actionListLine(START_CONTAINER) },
+    runCommand: { handler: runCommand, description: actionListLine(RUN_COMMAND) },
+    stopContainer: { handler: stopContainer, description: actionListLine(STOP_CONTAINER) },
   };
 }

@@ -1,46 +1,33 @@
-import { z } from 'zod';
-import type { Config } from '../../../../config/config-schema.js';
-import type { ActionHandler, FunctionDef } from '../../../host/genaicode-types.js';
+import { z } from 'zod/v4';
+import type { ActionHandler } from '../../../host/genaicode-types.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { runTask } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
 import { containerPathArg, imageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';
 import { confirmAndStart } from './confirm-and-start.js';
+import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
 
-/** The runContainerTask definition, with the configured working directory and command limit. */
-export const runContainerTaskDef = (config: Config): FunctionDef => ({
+export const RUN_CONTAINER_TASK = defineActionSpec({
   name: 'runContainerTask',
-  description: 'Run a multi-step command-line task in a fresh sandboxed container; an inner loop runs commands until it is done.',
-  parameters: {
-    type: 'object',
-    properties: {
-      image: { type: 'string', description: 'Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.' },
-      taskDescription: { type: 'string', description: 'A clear, step-by-step natural-language description of the whole task and how to tell it is done.' },
-      workingDir: { type: 'string', description: `optional absolute working directory in the container (default ${config.workdir})` },
-      maxCommands: { type: 'number', description: `optional lower limit on commands (default and maximum ${config.task.maxCommands})` },
-    },
-    required: ['image', 'taskDescription'],
-  },
+  description: 'Run a multi-step command-line task in a fresh sandboxed container: an inner loop runs commands until it is done, then cleans up.',
+  returns: '{ success, summary, logPath, commandsRun }',
+  args: z.object({
+    image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
+    taskDescription: z
+      .string()
+      .trim()
+      .min(10, 'taskDescription must describe the task (at least 10 characters)')
+      .max(MAX_TASK_DESCRIPTION_CHARS, `taskDescription must be at most ${MAX_TASK_DESCRIPTION_CHARS} characters`)
+      .describe('A clear, step-by-step natural-language description of the whole task and how to tell it is done.'),
+    workingDir: containerPathArg.describe('absolute working directory in the container').optional(),
+    maxCommands: z.number().int().min(1).max(500).describe('lower limit on commands').optional(),
+  }),
+  configNotes: (config) => ({ workingDir: `default ${config.workdir}`, maxCommands: `default and maximum ${config.task.maxCommands}` }),
 });
-
-export const RunContainerTaskArgs = z.object({
-  image: imageArg,
-  taskDescription: z
-    .string()
-    .trim()
-    .min(10, 'taskDescription must describe the task (at least 10 characters)')
-    .max(MAX_TASK_DESCRIPTION_CHARS, `taskDescription must be at most ${MAX_TASK_DESCRIPTION_CHARS} characters`),
-  workingDir: containerPathArg.optional(),
-  maxCommands: z.number().int().min(1).max(500).optional(),
-});
-
-export const RUN_CONTAINER_TASK_DESCRIPTION =
-  'Run a multi-step command-line task in an isolated container (args: image, taskDescription, workingDir?, maxCommands?). ' +
-  'Starts the container, runs commands until done, cleans up. Returns { success, summary, logPath, commandsRun }.';
 
 export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler: ActionHandler; description: string } {
-  const handler = defineAction(runtime, 'runContainerTask', runContainerTaskDef, RunContainerTaskArgs, async ({ args, host, props, reply }) => {
+  const handler = defineAction(runtime, RUN_CONTAINER_TASK, async ({ args, host, props, reply }) => {
     const { image, taskDescription, workingDir, maxCommands } = args;
     const config = runtime.config();
     await props.waitIfPaused();
@@ -78,5 +65,5 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
       await sandbox.stop();
     }
   });
-  return { handler, description: RUN_CONTAINER_TASK_DESCRIPTION };
+  return { handler, description: actionListLine(RUN_CONTAINER_TASK) };
 }

@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import type { z } from 'zod/v4';
+import { describeIssues } from '../../../../function-def.js';
 import type { ActionHandlerProps, AskQuestionArgs, FunctionCall, FunctionDef, PromptItem } from '../../../host/genaicode-types.js';
 
 /** The askQuestion call that chose this action (0.9.5: askQuestionCall; later: iterateCall). */
@@ -10,9 +11,6 @@ export type ArgsOutcome<T> =
   | { ok: true; args: T; call: FunctionCall }
   | { ok: false; error: string; call: FunctionCall };
 
-function describeIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ');
-}
 
 /**
  * Asks the model for the arguments of one action, through ONE function definition named
