@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { type NetworkMode, NETWORK_MODES } from '../policy/policy.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config/load-config.js';
 import { parseByteSize, type Config } from '../config/config-schema.js';
@@ -53,11 +54,11 @@ program
   .description('run one command in a fresh sandbox, through the exact pipeline the model gets')
   .option('--image <image>', 'image (must be on the allowlist)')
   .option('--timeout-ms <n>', 'kill the command after this many milliseconds', positiveInt)
-  .addOption(new Option('--network <mode>', 'network of the sandbox').choices(['none', 'bridge']))
+  .addOption(new Option('--network <mode>', 'network of the sandbox').choices([...NETWORK_MODES]))
   .option('--memory <size>', 'memory limit, e.g. 256m', size)
   .option('--json', 'print the result object as one line of JSON', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
-  .action(async (argv: string[], o: { image?: string; timeoutMs?: number; network?: 'none' | 'bridge'; memory?: number; json: boolean }) => {
+  .action(async (argv: string[], o: { image?: string; timeoutMs?: number; network?: NetworkMode; memory?: number; json: boolean }) => {
     process.exitCode = await run(config(), argv, { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) }, commandOutput, err);
   });
 
@@ -75,12 +76,12 @@ program
   .description('run a multi-step task: an inner loop on Gemini picks each command until done (needs GEMINI_API_KEY)')
   .option('--image <image>', 'image (must be on the allowlist)')
   .option('--max-commands <n>', 'limit on commands', positiveInt)
-  .addOption(new Option('--network <mode>', 'network of the sandbox').choices(['none', 'bridge']))
+  .addOption(new Option('--network <mode>', 'network of the sandbox').choices([...NETWORK_MODES]))
   .option('--step-model <name>', 'Gemini model that picks each command (default gemini-2.5-flash)')
   .option('--summary-model <name>', 'Gemini model that writes the summary (default gemini-2.5-pro)')
   .option('--json', 'print { success, summary, logPath, commandsRun } as one line of JSON', false)
   .argument('<description...>', 'the task, in plain words')
-  .action(async (words: string[], o: { image?: string; maxCommands?: number; network?: 'none' | 'bridge'; stepModel?: string; summaryModel?: string; json: boolean }) => {
+  .action(async (words: string[], o: { image?: string; maxCommands?: number; network?: NetworkMode; stepModel?: string; summaryModel?: string; json: boolean }) => {
     process.exitCode = await task(config(), words.join(' '), o, process.env, out, err);
   });
 

@@ -1,3 +1,4 @@
+import type { NetworkMode } from '../policy/policy.js';
 import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
@@ -6,7 +7,7 @@ import { formatExecResult, reportFailure } from './format.js';
 export interface RunOptions {
   image?: string;
   timeoutMs?: number;
-  network?: 'none' | 'bridge';
+  network?: NetworkMode;
   memoryBytes?: number;
   json: boolean;
 }

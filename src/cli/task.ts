@@ -1,3 +1,4 @@
+import type { NetworkMode } from '../policy/policy.js';
 import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { reportFailure } from './format.js';
@@ -10,7 +11,7 @@ import { displayText } from '../display-text.js';
 export interface TaskCliOptions {
   image?: string;
   maxCommands?: number;
-  network?: 'none' | 'bridge';
+  network?: NetworkMode;
   stepModel?: string;
   summaryModel?: string;
   json: boolean;

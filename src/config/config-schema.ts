@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ADDABLE_CAPABILITIES } from '../policy/policy.js';
+import { ADDABLE_CAPABILITIES, NETWORK_MODES } from '../policy/policy.js';
 
 /**
  * The configuration's one schema: every setting, its bounds and its default. Loading it
@@ -112,7 +112,7 @@ export const ConfigSchema = z.object({
     pids: z.number().int().min(BOUNDS.pids.min).max(BOUNDS.pids.max).default(256),
   }).strict().default({}),
   /** Network of new containers: 'none' (loopback only) or 'bridge'. @default none */
-  network: z.enum(['none', 'bridge']).default('none'),
+  network: z.enum(NETWORK_MODES).default('none'),
   /** Read-only root filesystem, with a tmpfs at /tmp and the working directory. @default false */
   readOnlyRoot: z.boolean().default(false),
   /** Size of each tmpfs mount. @default 64m */
@@ -168,7 +168,7 @@ export const ConfigSchema = z.object({
     /** Wall-clock budget of one task. @default 900000 (15 min) */
     budgetMs: z.number().int().min(1000).max(24 * 3600 * 1000).default(15 * 60_000),
     /** Network of task containers. @default bridge */
-    network: z.enum(['none', 'bridge']).default('bridge'),
+    network: z.enum(NETWORK_MODES).default('bridge'),
   }).strict().default({}),
 }).strict();
 

@@ -1,3 +1,4 @@
+import type { NetworkMode } from '../policy/policy.js';
 import type { EngineConnection } from './connection.js';
 
 /**
@@ -56,7 +57,7 @@ export interface ContainerSpec {
   memoryBytes: number;
   nanoCpus: number;
   pidsLimit: number;
-  network: 'none' | 'bridge';
+  network: NetworkMode;
   readOnlyRoot: boolean;
   tmpfs: TmpfsMount[];
   binds: BindMount[];

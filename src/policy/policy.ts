@@ -38,6 +38,10 @@ const FORBIDDEN_KEYS: Record<string, keyof typeof INVARIANTS> = {
   noNewPrivileges: 'noNewPrivileges',
 };
 
+/** The networks a container may have: none (loopback only) or the engine's bridge; never the host's. */
+export const NETWORK_MODES = ['none', 'bridge'] as const;
+export type NetworkMode = (typeof NETWORK_MODES)[number];
+
 /**
  * Capabilities. Every container drops all of them and gets back BASE_CAPABILITIES plus
  * what the configuration's `capAdd` names from ADDABLE_CAPABILITIES (the rest of Docker's

@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { BOUNDS, type Config } from '../config/config-schema.js';
+import type { Config } from '../config/config-schema.js';
 import type { ContainerEngine, PullProgress, TmpfsMount } from '../engine/container-engine.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { SandboxError } from '../errors.js';
 import { LogStore } from '../capture/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
 import { containerLabels, currentOwner } from './labels.js';
-import { checkConfigInvariants, checkContainerName, checkImageAllowed, checkMounts, containerCapabilities, imageMatches, INVARIANTS, type MountRequest } from '../policy/policy.js';
+import { checkConfigInvariants, checkContainerName, checkImageAllowed, checkMounts, containerCapabilities, imageMatches, INVARIANTS, type MountRequest, type NetworkMode } from '../policy/policy.js';
 import { hostIdentity, mountMismatches } from './mount-identity.js';
+import { checkOptions, StartOptionsSchema } from './option-schemas.js';
 import { Sandbox } from './sandbox.js';
 import { sweepContainers, type SweepReport } from './sweep.js';
 
@@ -19,7 +20,7 @@ export interface StartOptions {
   /** Container name (unique on the engine). @default genaicode-docker-<session>-<n> */
   name?: string;
   /** @default config.network */
-  network?: 'none' | 'bridge';
+  network?: NetworkMode;
   /** Memory limit in bytes. @default config.limits.memory */
   memoryBytes?: number;
   /** @default config.limits.cpus */
@@ -56,13 +57,6 @@ export const BUILD_OFFLINE_SCRIPT = fileURLToPath(new URL('../../docker/build-of
 export function newSessionId(now = new Date()): string {
   const t = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `${t}-${randomBytes(3).toString('hex')}`;
-}
-
-function bounded(name: string, value: number | undefined, min: number, max: number, whole = true): void {
-  if (value === undefined) return;
-  if (!Number.isFinite(value) || value < min || value > max || (whole && !Number.isInteger(value))) {
-    throw new SandboxError('INVALID_ARGUMENT', `${name} must be ${whole ? 'a whole number ' : ''}between ${min} and ${max}, got ${value}.`);
-  }
 }
 
 /**
@@ -186,19 +180,12 @@ export class SandboxManager {
     checkImageAllowed(image, c.images.allow);
     checkConfigInvariants(options, 'start options');
     if (options.name !== undefined) checkContainerName(options.name);
-    if (options.network !== undefined && options.network !== 'none' && options.network !== 'bridge') {
-      throw new SandboxError('INVALID_ARGUMENT', `network must be "none" or "bridge", got ${JSON.stringify(options.network)}.`);
-    }
-    bounded('memoryBytes', options.memoryBytes, BOUNDS.memoryBytes.min, BOUNDS.memoryBytes.max);
-    bounded('cpus', options.cpus, BOUNDS.cpus.min, BOUNDS.cpus.max, false);
-    bounded('pids', options.pids, BOUNDS.pids.min, BOUNDS.pids.max);
-    bounded('ttlSeconds', options.ttlSeconds, BOUNDS.ttlSeconds.min, BOUNDS.ttlSeconds.max);
+    checkOptions(StartOptionsSchema, options, 'start options');
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
     const user = containerUser(c, mounts);
     // Taken now, at the check: what each mount must still be once the engine has mounted it.
     const identities = this.engine.connection?.kind === 'socket' ? mounts.map((m) => ({ ...m, identity: hostIdentity(m.hostPath) })) : [];
     const workdir = options.workdir ?? c.workdir;
-    if (!workdir.startsWith('/')) throw new SandboxError('INVALID_ARGUMENT', `workdir must be absolute, got ${JSON.stringify(workdir)}.`);
     const abortCheck = () => {
       if (options.signal?.aborted) throw new SandboxError('ABORTED', 'Start aborted.');
     };

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { BOUNDS } from '../config/config-schema.js';
 import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
 import type { LogStore } from '../capture/log-store.js';
 import { CommandCapture } from './command-capture.js';
+import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
 import { type Counters, KILL_TREE_SCRIPT, MOUNTINFO_SCRIPT, parseTrailer, READ_COUNTERS_SCRIPT, wrapCommand } from './wrapper-protocol.js';
 
@@ -13,7 +13,6 @@ export const CANCELED_EXIT_CODE = 137;
 export const EXEC_MARK_VAR = 'GENAICODE_DOCKER_EXEC';
 /** How long a killed command's output may take to close before we stop reading it. */
 const KILL_DRAIN_MS = 5_000;
-const MAX_TIMEOUT_MS = BOUNDS.timeoutMs.max;
 
 export interface SandboxInfo {
   id: string;
@@ -34,20 +33,9 @@ export interface SandboxDeps {
   onStopped: (sandbox: Sandbox) => void;
 }
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
-  const timeoutMs = options.timeoutMs ?? defaults.timeoutMs;
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS) {
-    throw new SandboxError('INVALID_ARGUMENT', `timeoutMs must be a whole number of milliseconds between 1 and ${MAX_TIMEOUT_MS}, got ${String(options.timeoutMs)}.`);
-  }
-  if (options.workdir !== undefined && !options.workdir.startsWith('/')) {
-    throw new SandboxError('INVALID_ARGUMENT', `workdir must be an absolute path in the container, got ${JSON.stringify(options.workdir)}.`);
-  }
-  for (const key of Object.keys(options.env ?? {})) {
-    if (!ENV_NAME.test(key)) throw new SandboxError('INVALID_ARGUMENT', `Environment variable name ${JSON.stringify(key)} is not valid.`);
-  }
-  return timeoutMs;
+  checkOptions(ExecOptionsSchema, options, 'command options');
+  return options.timeoutMs ?? defaults.timeoutMs;
 }
 
 /** How a command's output ended: its exit code (null when unknown), and whether we cut it short. */

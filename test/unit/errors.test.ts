@@ -1,4 +1,7 @@
-import { isSandboxError, SANDBOX_ERROR_CODES, SandboxError } from '../../src/errors.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ERROR_CODES, isSandboxError, SANDBOX_ERROR_CODES, SandboxError } from '../../src/errors.js';
 
 describe('SandboxError', () => {
   test('toJSON is { error, code, ...data }', () => {
@@ -22,7 +25,21 @@ describe('SandboxError', () => {
 
   test('the code set is closed and includes the documented codes', () => {
     expect([...SANDBOX_ERROR_CODES].sort()).toEqual(
-      ['ABORTED', 'CONTAINER_NOT_FOUND', 'CONTAINER_START_FAILED', 'ENGINE_ERROR', 'ENGINE_UNAVAILABLE', 'EXEC_FAILED', 'IMAGE_NOT_ALLOWED', 'IMAGE_NOT_FOUND', 'IMAGE_PULL_FAILED', 'INVALID_ARGUMENT', 'INVALID_CONFIG', 'POLICY_VIOLATION'].sort(),
+      ['ABORTED', 'CONTAINER_NOT_FOUND', 'CONTAINER_START_FAILED', 'ENGINE_ERROR', 'ENGINE_UNAVAILABLE', 'IMAGE_NOT_ALLOWED', 'IMAGE_NOT_FOUND', 'IMAGE_PULL_FAILED', 'INTERNAL_ERROR', 'INVALID_ARGUMENT', 'INVALID_CONFIG', 'POLICY_VIOLATION', 'USER_DECLINED'].sort(),
     );
   });
+});
+
+test('every code the package can answer with is in the closed set, with a line of doc that says what data holds', () => {
+  for (const [code, doc] of Object.entries(ERROR_CODES)) {
+    expect(doc).toMatch(/data: /);
+    expect(SANDBOX_ERROR_CODES).toContain(code);
+  }
+  // Every code literal in src/ is one of them.
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+  const files = (function walk(d: string): string[] {
+    return readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : []));
+  })(root);
+  const used = new Set(files.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:SandboxError\(|code: )'([A-Z_]+)'/g)].map((m) => m[1]!)));
+  for (const code of used) expect(SANDBOX_ERROR_CODES).toContain(code);
 });

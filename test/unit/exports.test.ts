@@ -13,6 +13,7 @@ test('src/index.ts has exactly these runtime named exports (and no default)', ()
       'LABEL',
       'PACKAGE_VERSION',
       'SANDBOX_ERROR_CODES',
+      'ERROR_CODES',
       'Sandbox',
       'SandboxError',
       'SandboxManager',

@@ -212,7 +212,7 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     const { engine, sandbox } = await setup({
       engine: { script: always({ frames: [out('x'), err(Buffer.from([MARK, 0x34])), err('321'), err(Buffer.from([MARK]))], exitCode: null, hangUntilKilled: true, emitPidMarker: false }) },
     });
-    const r = await sandbox.exec('sleep 1000', { timeoutMs: 30 });
+    const r = await sandbox.exec('sleep 1000', { timeoutMs: 100 });
     expect(r.timedOut).toBe(true);
     expect(r.stderr).toBe('');
     expect(killCalls(engine)[0]?.cmd[4]).toBe('4321');
@@ -341,7 +341,8 @@ describe('Sandbox.exec: invalid options', () => {
     ['timeoutMs negative', 'ls', { timeoutMs: -5 }, 'timeoutMs'],
     ['timeoutMs fractional', 'ls', { timeoutMs: 1.5 }, 'timeoutMs'],
     ['timeoutMs above a day', 'ls', { timeoutMs: 24 * 3600 * 1000 + 1 }, 'timeoutMs'],
-    ['relative workdir', 'ls', { workdir: 'src' }, 'workdir must be an absolute path'],
+    ['timeoutMs below the configurable least (100 ms)', 'ls', { timeoutMs: 99 }, 'timeoutMs'],
+    ['relative workdir', 'ls', { workdir: 'src' }, 'workdir: must be an absolute path'],
     ['bad env name', 'ls', { env: { 'BAD-NAME': 'x' } }, 'Environment variable name "BAD-NAME"'],
     ['env name starting with a digit', 'ls', { env: { '1X': 'x' } }, '"1X"'],
     ['empty command', '', {}, 'The command is empty'],

@@ -1,12 +1,12 @@
 import type { ActionHandlerProps, ActionResult, FunctionCall } from '../../../host/genaicode-types.js';
 import { actionCall } from './structured-args.js';
 import { displayText } from '../../../../display-text.js';
-import { isSandboxError } from '../../../../errors.js';
+import { isSandboxError, type SandboxErrorCode } from '../../../../errors.js';
 
 /** The structured error a model receives, `{ error, code }`: nothing throws out of a handler. */
 export interface ErrorAnswer {
   error: string;
-  code: string;
+  code: SandboxErrorCode;
   [key: string]: unknown;
 }
 

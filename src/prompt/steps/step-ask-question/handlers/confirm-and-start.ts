@@ -1,9 +1,11 @@
+import type { NetworkMode } from '../../../../policy/policy.js';
+import type { SandboxErrorCode } from '../../../../errors.js';
 import type { HostServices } from '../../../host/host-services.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { Sandbox } from '../../../../sandbox/sandbox.js';
 import type { StartOptions } from '../../../../sandbox/sandbox-manager.js';
 
-export type StartOutcome = { ok: true; sandbox: Sandbox } | { ok: false; answer: { error: string; code: 'USER_DECLINED' } };
+export type StartOutcome = { ok: true; sandbox: Sandbox } | { ok: false; answer: { error: string; code: Extract<SandboxErrorCode, 'USER_DECLINED'> } };
 
 /**
  * The one way a handler starts a container: the allowlist first (an image the user would
@@ -15,7 +17,7 @@ export async function confirmAndStart(
   runtime: PluginRuntime,
   host: HostServices,
   hostOptions: object,
-  request: { image: string; name?: string; network?: 'none' | 'bridge'; workdir?: string; purpose: string },
+  request: { image: string; name?: string; network?: NetworkMode; workdir?: string; purpose: string },
 ): Promise<StartOutcome> {
   const config = runtime.config();
   runtime.checkImage(request.image);
