@@ -1,8 +1,4 @@
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import { createRequire } from 'node:module';
 import net from 'node:net';
 import { join } from 'node:path';
 import Docker from 'dockerode';
@@ -20,67 +16,14 @@ import type {
 } from './container-engine.js';
 import { engineUnavailableMessage, resolveConnection, type ConnectionSettings, type EngineConnection } from './connection.js';
 import { FrameDemuxer } from './demux.js';
+import './no-redirects.js';
+import { asHttpError, containerGone, engineMessage, UNREACHABLE, type EngineHttpError } from './engine-errors.js';
+import { readPullProgress } from './pull-progress.js';
+import { removeContainersSync } from './remove-sync.js';
 import { ExecStartError, openExecStream, type EngineTransport, type ExecStream } from './exec-stream.js';
-
-
-interface EngineHttpError {
-  statusCode?: number;
-  code?: string;
-  json?: { message?: string; cause?: string } | null;
-  reason?: string;
-  message?: string;
-}
-
-function asHttpError(e: unknown): EngineHttpError {
-  return typeof e === 'object' && e !== null ? (e as EngineHttpError) : { message: String(e) };
-}
-
-const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
-
-/**
- * docker-modem sends every request through its own redirect-following layer
- * (docker-modem/lib/http.js): on a 3xx it makes a second request, with no error listener,
- * to wherever the Location header points. The engine answers some malformed paths with a
- * 301 (`GET /images/a/./json`), and `http:/images/...` then names the host `images`: a
- * DNS lookup and a connection off this machine, and an uncaught 'error' that ends the
- * process. The engine never redirects a request we make, so none is followed: the layer's
- * two entries become Node's own request functions, and a 3xx reaches docker-modem's status
- * check as the unexpected status it is (an ENGINE_ERROR). docker-modem reads these entries
- * at each request, so this holds for every Docker instance in this process.
- */
-// Resolved from dockerode's own folder: the copy it loads, even where npm nests one under it.
-const fromDockerode = createRequire(createRequire(import.meta.url).resolve('dockerode'));
-const modemHttp = fromDockerode('docker-modem/lib/http.js') as Record<'http' | 'https', { request: unknown }>;
-modemHttp.http = { ...modemHttp.http, request: http.request };
-modemHttp.https = { ...modemHttp.https, request: https.request };
-
-/**
- * The engine's own words. docker-modem puts the body of an error answer into `json` for
- * ordinary requests but only into the message text for streamed ones (a pull): `(HTTP code
- * 500) server error - <the engine's message> `.
- */
-export function engineMessage(e: EngineHttpError): string {
-  const fromJson = e.json?.message;
-  if (typeof fromJson === 'string' && fromJson.trim()) return fromJson.trim();
-  const m = /^\(HTTP code \d+\) [^-]*- ([\s\S]*)$/.exec(e.message ?? '');
-  const fromText = m?.[1]?.trim();
-  if (fromText && fromText !== '[object Object]') return fromText;
-  return e.message?.trim() || e.reason || 'unknown engine error';
-}
 
 /** How long removeContainer waits for a removal already in progress (auto-remove) to end. */
 const REMOVAL_WAIT_MS = 10_000;
-
-/**
- * The container does not exist. Docker answers 404; Podman answers 500 "no such container"
- * for a container that its auto-removal is taking away at that moment.
- */
-export function containerGone(e: EngineHttpError): boolean {
-  if (e.statusCode === 404) return true;
-  return e.statusCode === 500 && NO_SUCH_CONTAINER.test(`${e.json?.cause ?? ''} ${engineMessage(e)}`);
-}
-
-const NO_SUCH_CONTAINER = /no such container/i;
 
 function dockerOptions(conn: EngineConnection): Docker.DockerOptions {
   if (conn.kind === 'socket') return { socketPath: conn.socketPath };
@@ -107,49 +50,7 @@ function execTransport(conn: EngineConnection, options: Docker.DockerOptions): E
   };
 }
 
-/** Longest line of pull progress we read; the engine's are a few hundred bytes. */
-const MAX_PROGRESS_LINE = 1024 * 1024;
-
-/**
- * Reads a pull's progress stream (one JSON object per line) to its end. Resolves with the
- * error the engine reported in the stream, if any. A line that is not JSON is skipped and
- * a stream error rejects: nothing the engine sends can throw outside this promise.
- */
-async function readPullProgress(ref: string, stream: NodeJS.ReadableStream, onProgress?: (p: PullProgress) => void): Promise<string | undefined> {
-  let pending = '';
-  let failed: string | undefined;
-  const line = (text: string) => {
-    let event: { id?: unknown; status?: unknown; error?: unknown; errorDetail?: { message?: unknown }; progressDetail?: { current?: unknown; total?: unknown } };
-    try {
-      event = JSON.parse(text) as typeof event;
-    } catch {
-      return;
-    }
-    if (typeof event !== 'object' || event === null || Array.isArray(event)) return;
-    const error = typeof event.errorDetail?.message === 'string' ? event.errorDetail.message : typeof event.error === 'string' ? event.error : undefined;
-    if (error !== undefined) failed ??= error;
-    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-    onProgress?.({
-      id: typeof event.id === 'string' ? event.id : ref,
-      status: typeof event.status === 'string' ? event.status : error ?? '',
-      current: num(event.progressDetail?.current),
-      total: num(event.progressDetail?.total),
-    });
-  };
-  for await (const chunk of stream) {
-    pending += typeof chunk === 'string' ? chunk : (chunk as Buffer).toString('utf8');
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) !== -1) {
-      line(pending.slice(0, nl).trim());
-      pending = pending.slice(nl + 1);
-    }
-    if (pending.length > MAX_PROGRESS_LINE) pending = '';
-  }
-  if (pending.trim()) line(pending.trim());
-  return failed;
-}
-
-/** The dockerode adapter: the only place that knows the Docker API's shapes and status codes. */
+/** The dockerode adapter, one method per port method (hence its length): the only place that knows the Docker API's shapes and status codes. */
 export class DockerEngine implements ContainerEngine {
   readonly connection: EngineConnection;
   private readonly docker: Docker;
@@ -458,44 +359,6 @@ export class DockerEngine implements ContainerEngine {
   }
 
   removeContainersSync(ids: string[], timeoutMs: number): string[] {
-    if (ids.length === 0) return [];
-    const conn = this.connection;
-    const request =
-      conn.kind === 'socket'
-        ? { socketPath: conn.socketPath }
-        : { host: conn.host, port: conn.port, protocol: `${conn.protocol}:`, certPath: conn.certPath };
-    // A child Node process with only built-in modules: runs while this process is exiting.
-    const script = `
-      const { ids, request } = JSON.parse(require('fs').readFileSync(0, 'utf8'));
-      const fs = require('fs'), path = require('path');
-      const lib = request.protocol === 'https:' ? require('https') : require('http');
-      const tls = request.protocol === 'https:' ? { ca: fs.readFileSync(path.join(request.certPath, 'ca.pem')), cert: fs.readFileSync(path.join(request.certPath, 'cert.pem')), key: fs.readFileSync(path.join(request.certPath, 'key.pem')) } : {};
-      const left = [];
-      let pending = ids.length;
-      for (const id of ids) {
-        const req = lib.request({ ...request, ...tls, method: 'DELETE', path: '/containers/' + encodeURIComponent(id) + '?force=true&v=true' }, (res) => {
-          let body = '';
-          res.on('data', (c) => { body += c; });
-          res.on('end', () => {
-            // Gone already: 404 (Podman: 500 "no such container"), or 409 removal in progress.
-            const gone = res.statusCode === 404 || res.statusCode === 409 || (res.statusCode === 500 && /no such container/i.test(body));
-            if (res.statusCode >= 300 && !gone) left.push(id);
-            if (--pending === 0) process.stdout.write(JSON.stringify(left));
-          });
-        });
-        req.on('error', () => { left.push(id); if (--pending === 0) process.stdout.write(JSON.stringify(left)); });
-        req.end();
-      }`;
-    const r = spawnSync(process.execPath, ['-e', script], {
-      input: JSON.stringify({ ids, request }),
-      timeout: timeoutMs,
-      encoding: 'utf8',
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    try {
-      return JSON.parse(r.stdout) as string[];
-    } catch {
-      return ids;
-    }
+    return removeContainersSync(this.connection, ids, timeoutMs);
   }
 }
