@@ -1,5 +1,3 @@
-import { countNewlinesSimd } from './newline-simd.js';
-
 /**
  * Keeps what a model may see of one output stream, capped at capture time: the first
  * `maxBytes` bytes (enough to return short output whole) and a ring of the last
@@ -118,9 +116,9 @@ export class StreamWindow {
  * Counts '\n' bytes. Every byte of a command's output passes here, so it is tuned:
  * indexOf (memchr, about 30 ns a call) while newlines are sparse, since most of a huge
  * output is often long lines or binary; once they turn out dense, the rest of the chunk is
- * counted sixteen bytes at a time with WebAssembly SIMD (about 0.1 s per GiB whatever the
- * density), or, where that is missing, four bytes at a time in JS (about 0.7 s per GiB).
- * indexOf in a loop would fall to ~20 MB/s on 2-byte lines.
+ * counted four bytes at a time (about 0.3 s per GiB of 2-byte lines, measured), where
+ * indexOf in a loop would fall to ~20 MB/s. (A WebAssembly SIMD count did 0.05 s, but the
+ * 1 GiB target holds without it: 1.18x the docker CLI, 1.25x on 80-byte lines.)
  */
 export function countNewlines(buf: Buffer): number {
   let count = 0;
@@ -129,15 +127,15 @@ export function countNewlines(buf: Buffer): number {
     count++;
     // Denser so far than the point where counting every byte is cheaper than indexOf.
     if (count >= 16 && pos < count * DENSE_BYTES_PER_NEWLINE) {
-      return count + (countNewlinesSimd(buf, pos + 1) ?? countNewlinesSwar(buf, pos + 1));
+      return count + countNewlinesSwar(buf, pos + 1);
     }
     pos = buf.indexOf(10, pos + 1);
   }
   return count;
 }
 
-/** Break-even of indexOf (per newline) against counting every byte: SIMD, else SWAR. */
-const DENSE_BYTES_PER_NEWLINE = countNewlinesSimd(Buffer.from('\n')) === 1 ? 256 : 48;
+/** Break-even of indexOf (per newline) against counting every byte four at a time. */
+const DENSE_BYTES_PER_NEWLINE = 48;
 
 /**
  * Four bytes a word: with x = word ^ 0x0a0a0a0a, the high bit of each byte of
