@@ -10,14 +10,21 @@ import { loadConfig, resolveConnection } from '../dist/index.js';
  * Exits on a TLS engine: the raw baselines speak to a unix socket or plain tcp only.
  */
 export function benchEngine(tmp) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k === 'GENAICODE_DOCKER_HOST' || k === 'GENAICODE_DOCKER_SOCKET_PATH'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k === 'GENAICODE_DOCKER_HOST' || k === 'GENAICODE_DOCKER_SOCKET_PATH'),
+  );
   const config = loadConfig({ cwd: tmp, env });
   const connection = resolveConnection(config.engine);
   if (connection.kind !== 'socket' && connection.protocol === 'https') {
     console.error('The benchmarks speak to a unix socket or plain tcp engine only (TLS is not wired into the raw baselines).');
     process.exit(2);
   }
-  process.env.DOCKER_HOST = connection.kind === 'socket' ? `unix://${connection.socketPath}` : `tcp://${connection.host}:${connection.port}`;
-  const dockerode = new Docker(connection.kind === 'socket' ? { socketPath: connection.socketPath } : { host: connection.host, port: connection.port, protocol: 'http' });
+  process.env.DOCKER_HOST =
+    connection.kind === 'socket' ? `unix://${connection.socketPath}` : `tcp://${connection.host}:${connection.port}`;
+  const dockerode = new Docker(
+    connection.kind === 'socket'
+      ? { socketPath: connection.socketPath }
+      : { host: connection.host, port: connection.port, protocol: 'http' },
+  );
   return { config, connection, dockerode };
 }

@@ -92,7 +92,8 @@ export function dockerToFile(args, file, wrapper = []) {
     });
     child.on('close', (code) => {
       closeSync(fd);
-      code === 0 ? resolve() : reject(new Error(`docker ${args.join(' ')} exited ${code}: ${stderr.trim()}`));
+      if (code === 0) resolve();
+      else reject(new Error(`docker ${args.join(' ')} exited ${code}: ${stderr.trim()}`));
     });
   });
 }
@@ -130,7 +131,9 @@ export function rmQuiet(path) {
 }
 
 export function loadAvg() {
-  return loadavg().map((x) => x.toFixed(2)).join(' ');
+  return loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 }
 
 export const cpuCount = () => availableParallelism();

@@ -25,13 +25,15 @@ if (!['exec', 'output'].includes(mode) || args.some((n) => !Number.isInteger(n) 
 
 const tmp = tempDir();
 const { config, connection: conn, dockerode } = benchEngine(tmp);
-const transport = conn.kind === 'socket'
-  ? { kind: 'net', options: { path: conn.socketPath }, hostHeader: 'localhost' }
-  : { kind: 'net', options: { host: conn.host, port: conn.port }, hostHeader: `${conn.host}:${conn.port}` };
+const transport =
+  conn.kind === 'socket'
+    ? { kind: 'net', options: { path: conn.socketPath }, hostHeader: 'localhost' }
+    : { kind: 'net', options: { host: conn.host, port: conn.port }, hostHeader: `${conn.host}:${conn.port}` };
 
 // The manager's exit hook removes its container on any exit; Ctrl-C exits through 'exit'.
 process.on('exit', () => rmQuiet(tmp));
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => (console.error(`\n${sig}: removing the container and files.`), process.exit(130)));
+for (const sig of ['SIGINT', 'SIGTERM'])
+  process.on(sig, () => (console.error(`\n${sig}: removing the container and files.`), process.exit(130)));
 
 // ---------------------------------------------------------------- instrumentation
 /** The record of the sandbox.exec in progress: every wrapper below writes into it. */
@@ -115,20 +117,57 @@ async function profileExec(rounds) {
   const { times, details } = await interleave(variants, { rounds, warmup: 10 });
   const o = details["sandbox.exec('true')"];
   const step = (f) => o.map(f);
-  console.log(`sandbox.exec('true'), medians of ${rounds} interleaved rounds after 10 warm-up (load ${loadAvg()}); steps' medians need not add up:`);
-  row('before engine.exec (validate, log path, open)', step((c) => c.call - c.t0));
-  row('  of which log folder check + create', step((c) => c.logOpen));
-  row('engine.exec: exec create', step((c) => sum(c.create)));
-  row('engine.exec: start (own connection, 101)', step((c) => c.returned - c.call - sum(c.create)));
-  row('output: returned -> last byte (wrapper runs)', step((c) => (c.last ?? c.returned) - c.returned));
-  row('exit code: last byte -> done', step((c) => c.done - (c.last ?? c.returned)), `   (${median(step((c) => c.inspect?.length ?? 0))} inspect)`);
-  row('  of which exec inspect', step((c) => sum(c.inspect)));
-  row('after done: log close, render, metadata', step((c) => c.end - c.done));
-  row('  of which log close', step((c) => c.logClose));
-  row('  of which writeMeta', step((c) => c.meta));
+  console.log(
+    `sandbox.exec('true'), medians of ${rounds} interleaved rounds after 10 warm-up (load ${loadAvg()}); steps' medians need not add up:`,
+  );
+  row(
+    'before engine.exec (validate, log path, open)',
+    step((c) => c.call - c.t0),
+  );
+  row(
+    '  of which log folder check + create',
+    step((c) => c.logOpen),
+  );
+  row(
+    'engine.exec: exec create',
+    step((c) => sum(c.create)),
+  );
+  row(
+    'engine.exec: start (own connection, 101)',
+    step((c) => c.returned - c.call - sum(c.create)),
+  );
+  row(
+    'output: returned -> last byte (wrapper runs)',
+    step((c) => (c.last ?? c.returned) - c.returned),
+  );
+  row(
+    'exit code: last byte -> done',
+    step((c) => c.done - (c.last ?? c.returned)),
+    `   (${median(step((c) => c.inspect?.length ?? 0))} inspect)`,
+  );
+  row(
+    '  of which exec inspect',
+    step((c) => sum(c.inspect)),
+  );
+  row(
+    'after done: log close, render, metadata',
+    step((c) => c.end - c.done),
+  );
+  row(
+    '  of which log close',
+    step((c) => c.logClose),
+  );
+  row(
+    '  of which writeMeta',
+    step((c) => c.meta),
+  );
   row('TOTAL sandbox.exec', times["sandbox.exec('true')"]);
   console.log('raw dockerode exec of `true`:');
-  for (const k of ['create', 'start', 'read', 'inspect']) row(k === 'start' ? 'start (hijack)' : k === 'read' ? 'read to end' : k, details['raw dockerode exec'].map((d) => d[k]));
+  for (const k of ['create', 'start', 'read', 'inspect'])
+    row(
+      k === 'start' ? 'start (hijack)' : k === 'read' ? 'read to end' : k,
+      details['raw dockerode exec'].map((d) => d[k]),
+    );
   row('TOTAL raw', times['raw dockerode exec']);
   row("TOTAL raw, ours' wrapped argv", times["raw dockerode, ours' wrapped argv"]);
 }
@@ -144,7 +183,12 @@ function quiet(f) {
 }
 /** CPU milliseconds (utime + stime, in 10 ms clock ticks) the processes have used so far, from /proc; NaN when unreadable. */
 function procCpuMs(pids) {
-  const fields = pids.map((p) => quiet(() => readFileSync(`/proc/${p}/stat`, 'utf8')).split(') ').pop().split(' '));
+  const fields = pids.map((p) =>
+    quiet(() => readFileSync(`/proc/${p}/stat`, 'utf8'))
+      .split(') ')
+      .pop()
+      .split(' '),
+  );
   return pids.length ? sum(fields.map((f) => (Number(f[11]) + Number(f[12])) * 10)) : NaN;
 }
 /** The containerd-shim process(es) of container `id`, found in /proc by their command line. */
@@ -157,7 +201,7 @@ function shimPids(id) {
 
 /** Writes all of `buf` to `fd`, synchronously. */
 function writeAll(fd, buf) {
-  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+  for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off, buf.length - off);
 }
 /** Runs `f(fd)` with `file` open for writing, closed however `f` ends; its result, with `file`. */
 async function withFile(file, f) {
@@ -185,14 +229,17 @@ async function transportRun(cmd, fd) {
 async function profileOutput(mb, rounds) {
   const LINES_FILE = '/tmp/bench-lines-64MiB.txt'; // as bench/run.mjs: 64 MiB of lines made once, replayed (cheap to generate)
   const lines = process.env.GEN === 'lines';
-  const gen = (m) => lines
-    ? `i=0; while [ $i -lt ${Math.floor(m / 64)} ]; do dd if=${LINES_FILE} bs=1048576 2>/dev/null; i=$((i+1)); done${m % 64 ? `; dd if=${LINES_FILE} bs=1048576 count=${m % 64} 2>/dev/null` : ''}`
-    : `dd if=/dev/zero bs=1048576 count=${m} 2>/dev/null`;
+  const gen = (m) =>
+    lines
+      ? `i=0; while [ $i -lt ${Math.floor(m / 64)} ]; do dd if=${LINES_FILE} bs=1048576 2>/dev/null; i=$((i+1)); done${m % 64 ? `; dd if=${LINES_FILE} bs=1048576 count=${m % 64} 2>/dev/null` : ''}`
+      : `dd if=/dev/zero bs=1048576 count=${m} 2>/dev/null`;
   if (lines) {
     const r = await sandbox.exec(`yes "$(printf '%079d' 0)" | dd bs=1048576 count=64 iflag=fullblock of=${LINES_FILE} 2>/dev/null`);
     if (r.exitCode !== 0) throw new Error(`making ${LINES_FILE} failed: ${r.stderr}`);
   }
-  const dockerd = quiet(() => execFileSync('pidof', ['dockerd'], { encoding: 'utf8' })).split(/\s+/).filter(Boolean);
+  const dockerd = quiet(() => execFileSync('pidof', ['dockerd'], { encoding: 'utf8' }))
+    .split(/\s+/)
+    .filter(Boolean);
   const shim = shimPids(sandbox.id);
   const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
   const timeFile = join(tmp, 'time.txt');
@@ -218,15 +265,18 @@ async function profileOutput(mb, rounds) {
       }),
       transport: withCpu(() => transportRun(cmd)),
       'transport+file': withCpu(() => withFile(out, (fd) => transportRun(cmd, fd))),
-      engine: withCpu(() => withFile(out, async (fd) => {
-        const s = await plainEngine.exec(sandbox.id, { cmd }, (_stream, chunk) => writeAll(fd, chunk));
-        const { exitCode } = await s.done;
-        if (exitCode !== 0) throw new Error(`engine.exec exited ${exitCode}`);
-      })),
+      engine: withCpu(() =>
+        withFile(out, async (fd) => {
+          const s = await plainEngine.exec(sandbox.id, { cmd }, (_stream, chunk) => writeAll(fd, chunk));
+          const { exitCode } = await s.done;
+          if (exitCode !== 0) throw new Error(`engine.exec exited ${exitCode}`);
+        }),
+      ),
       ours: withCpu(async () => {
         cur = { t0: now() };
         const r = await sandbox.exec(gen(m), { timeoutMs: 3_600_000 });
-        if (r.exitCode !== 0 || r.bytes.stdout !== m * MiB) throw new Error(`sandbox.exec: exit ${r.exitCode}, ${r.bytes.stdout} bytes of stdout`);
+        if (r.exitCode !== 0 || r.bytes.stdout !== m * MiB)
+          throw new Error(`sandbox.exec: exit ${r.exitCode}, ${r.bytes.stdout} bytes of stdout`);
         return { file: r.logPath, ...cur, end: now() };
       }),
     };
@@ -241,17 +291,25 @@ async function profileOutput(mb, rounds) {
   const { times, details } = await interleave(make(mb), { rounds, between: check(mb) });
 
   const ms = (v) => (Number.isFinite(v) ? v.toFixed(0) : 'n/a').padStart(5);
-  console.log(`${mb} MiB of ${lines ? '80-byte text lines' : 'zeros'} (\`${gen(mb)}\`), ${rounds} interleaved rounds after a warm-up (load ${loadAvg()}).`);
-  console.log(`Medians: wall, throughput, CPU ms (user+sys) meanwhile of this process (its sys), the docker CLI, dockerd${dockerd.length ? '' : ' (not found)'}, the container's shim${shim.length ? '' : ' (not found)'}:`);
+  console.log(
+    `${mb} MiB of ${lines ? '80-byte text lines' : 'zeros'} (\`${gen(mb)}\`), ${rounds} interleaved rounds after a warm-up (load ${loadAvg()}).`,
+  );
+  console.log(
+    `Medians: wall, throughput, CPU ms (user+sys) meanwhile of this process (its sys), the docker CLI, dockerd${dockerd.length ? '' : ' (not found)'}, the container's shim${shim.length ? '' : ' (not found)'}:`,
+  );
   for (const [name, t] of Object.entries(times)) {
     const d = details[name];
     const m = (k) => ms(median(d.map((x) => x[k])));
-    console.log(`  ${name.padEnd(15)} ${fmtMs(median(t)).padStart(9)} ${ms((mb * MiB) / 1e6 / (median(t) / 1000))} MB/s   node ${m('node')} (sys ${m('sys')})   cli ${name === 'cli' ? m('cli') : '    -'}   dockerd ${m('dockerd')}   shim ${m('shim')}   runs ${t.map(fmtMs).join(', ')}`);
+    console.log(
+      `  ${name.padEnd(15)} ${fmtMs(median(t)).padStart(9)} ${ms((mb * MiB) / 1e6 / (median(t) / 1000))} MB/s   node ${m('node')} (sys ${m('sys')})   cli ${name === 'cli' ? m('cli') : '    -'}   dockerd ${m('dockerd')}   shim ${m('shim')}   runs ${t.map(fmtMs).join(', ')}`,
+    );
   }
   const o = details.ours;
   const om = (f) => fmtMs(median(o.map(f)));
-  console.log(`  ours: engine.exec ${om((c) => c.returned - c.call)}, streaming ${om((c) => c.last - c.returned)} of which ${om((c) => c.cbMs)} in its output callback ` +
-    `(capture + log write, ${Math.round(median(o.map((c) => c.chunks)))} chunks), last byte -> exit code ${om((c) => c.done - c.last)}, after that ${om((c) => c.end - c.done)}`);
+  console.log(
+    `  ours: engine.exec ${om((c) => c.returned - c.call)}, streaming ${om((c) => c.last - c.returned)} of which ${om((c) => c.cbMs)} in its output callback ` +
+      `(capture + log write, ${Math.round(median(o.map((c) => c.chunks)))} chunks), last byte -> exit code ${om((c) => c.done - c.last)}, after that ${om((c) => c.end - c.done)}`,
+  );
 }
 
 // ---------------------------------------------------------------- run

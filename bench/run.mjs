@@ -23,7 +23,8 @@ const { buildCommandAnswer, SandboxManager, PACKAGE_VERSION } = await import('..
 const L = await import('./lib.mjs');
 const { benchEngine } = await import('./bench-engine.mjs');
 const { commandUserText } = await import('../dist/prompt/steps/step-ask-question/handlers/docker.js');
-const { MINIMAL_IMAGE, MiB, docker, dockerToFile, fmtMs, fmtRatio, interleave, loadAvg, median, now, p90, rmQuiet, rssSampler, summarize } = L;
+const { MINIMAL_IMAGE, MiB, docker, dockerToFile, fmtMs, fmtRatio, interleave, loadAvg, median, now, p90, rmQuiet, rssSampler, summarize } =
+  L;
 
 // ---------------------------------------------------------------- options
 const argv = process.argv.slice(2);
@@ -100,12 +101,16 @@ const log = (...a) => console.log(...a);
 const hr = (title) => log(`\n## ${title}\n`);
 
 log(`# genaicode-docker benchmarks${QUICK ? ' (--quick)' : ''}`);
-log(`package ${PACKAGE_VERSION}, node ${process.version}, engine ${engineVersion} at ${process.env.DOCKER_HOST}, ${L.cpuCount()} CPUs, load ${loadAvg()}`);
+log(
+  `package ${PACKAGE_VERSION}, node ${process.version}, engine ${engineVersion} at ${process.env.DOCKER_HOST}, ${L.cpuCount()} CPUs, load ${loadAvg()}`,
+);
 
 let exitCode = 0;
 try {
   const sandbox = await manager.start({ image: MINIMAL_IMAGE });
-  log(`sandbox ${sandbox.name} (${MINIMAL_IMAGE}, default limits: ${Math.round(config.limits.memory / MiB)} MiB, ${config.limits.cpus} CPU, network ${config.network})`);
+  log(
+    `sandbox ${sandbox.name} (${MINIMAL_IMAGE}, default limits: ${Math.round(config.limits.memory / MiB)} MiB, ${config.limits.cpus} CPU, network ${config.network})`,
+  );
   if (only.has(1)) await benchExec(sandbox);
   if (only.has(2)) await benchOutput(sandbox);
   if (only.has(3)) await benchStart();
@@ -126,12 +131,18 @@ if (results.length) {
   const table = [
     '| target | measured | limit | pass |',
     '|---|---|---|---|',
-    ...results.map((r) => `| ${r.target} | ${r.measuredText} | ${r.limitText} | ${r.reference ? `(reference) ${r.pass ? 'yes' : 'no'}` : r.pass ? 'PASS' : '**FAIL**'} |`),
+    ...results.map(
+      (r) =>
+        `| ${r.target} | ${r.measuredText} | ${r.limitText} | ${r.reference ? `(reference) ${r.pass ? 'yes' : 'no'}` : r.pass ? 'PASS' : '**FAIL**'} |`,
+    ),
   ];
   log(table.join('\n'));
   log(`\n${QUICK ? 'Quick run' : 'Run'} took ${seconds.toFixed(0)} s; load at the end ${loadAvg()}.`);
   const out = join(here, '.last-results.json');
-  writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, node: process.version, engine: engineVersion, seconds: Math.round(seconds), results }, null, 2)}\n`);
+  writeFileSync(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, node: process.version, engine: engineVersion, seconds: Math.round(seconds), results }, null, 2)}\n`,
+  );
   log(`Results written to ${out}`);
 }
 const failed = results.filter((r) => !r.reference && !r.pass);
@@ -183,28 +194,86 @@ async function benchExec(sandbox) {
   const cli = median(times['docker exec CLI']);
   log(`  p90 ratio ours/raw ${fmtRatio(p90(times['sandbox.exec']) / p90(times['raw dockerode exec']))}`);
   const ratio = ours / raw;
-  record({ id: 'exec-vs-raw', target: "1. `sandbox.exec('true')` / raw dockerode exec (median)", measured: ratio, measuredText: `${fmtRatio(ratio)} (${fmtMs(ours)} vs ${fmtMs(raw)})`, limit: 1.15, limitText: '<= 1.15x', pass: ratio <= 1.15, stats: mapStats(times) });
+  record({
+    id: 'exec-vs-raw',
+    target: "1. `sandbox.exec('true')` / raw dockerode exec (median)",
+    measured: ratio,
+    measuredText: `${fmtRatio(ratio)} (${fmtMs(ours)} vs ${fmtMs(raw)})`,
+    limit: 1.15,
+    limitText: '<= 1.15x',
+    pass: ratio <= 1.15,
+    stats: mapStats(times),
+  });
   const cliRatio = ours / cli;
-  record({ id: 'exec-vs-cli', reference: true, target: "1. `sandbox.exec('true')` / `docker exec C true` CLI (median)", measured: cliRatio, measuredText: `${fmtRatio(cliRatio)} (${fmtMs(ours)} vs ${fmtMs(cli)})`, limit: 0.9, limitText: '~<= 0.90x (expected)', pass: cliRatio <= 0.9 });
+  record({
+    id: 'exec-vs-cli',
+    reference: true,
+    target: "1. `sandbox.exec('true')` / `docker exec C true` CLI (median)",
+    measured: cliRatio,
+    measuredText: `${fmtRatio(cliRatio)} (${fmtMs(ours)} vs ${fmtMs(cli)})`,
+    limit: 0.9,
+    limitText: '~<= 0.90x (expected)',
+    pass: cliRatio <= 0.9,
+  });
 }
 
 /** 2. 1 GiB of output: sandbox.exec (log teed to disk) vs `docker exec ... > file`; RSS growth of ours. */
 async function benchOutput(sandbox) {
   hr(`2. 1 GiB of output: sandbox.exec vs \`docker exec C sh -c '<generator>' > file\``);
   log(`Target generator: \`${GENERATORS.zeros(OUTPUT_BYTES)}\` (${N.outputPairs} interleaved pairs after a 128 MiB warm-up pair).`);
-  log(`Reference: 80-byte text lines, \`${GENERATORS.lines(OUTPUT_BYTES)}\` (${N.linePairs} pair${N.linePairs > 1 ? 's' : ''}; the file made once by \`${MAKE_LINES_FILE}\`).\n`);
+  log(
+    `Reference: 80-byte text lines, \`${GENERATORS.lines(OUTPUT_BYTES)}\` (${N.linePairs} pair${N.linePairs > 1 ? 's' : ''}; the file made once by \`${MAKE_LINES_FILE}\`).\n`,
+  );
   const zeros = await outputPairs(sandbox, GENERATORS.zeros, N.outputPairs, true);
-  record({ id: 'output-throughput', target: '2. 1 GiB output throughput, sandbox.exec / `docker exec > file` (median)', measured: zeros.ratio, measuredText: `${fmtRatio(zeros.ratio)} (${zeros.oursMBps} vs ${zeros.cliMBps} MB/s)`, limit: 0.9, limitText: '>= 0.90x', pass: zeros.ratio >= 0.9, stats: zeros.stats, cpu: zeros.cpu });
-  record({ id: 'output-throughput-raw', reference: true, target: '2. same, sandbox.exec / dockerode demuxStream into a file (what plain dockerode code gets)', measured: zeros.rawRatio, measuredText: `${fmtRatio(zeros.rawRatio)} (${zeros.oursMBps} vs ${zeros.rawMBps} MB/s)`, limit: 0.9, limitText: '>= 0.90x', pass: zeros.rawRatio >= 0.9 });
+  record({
+    id: 'output-throughput',
+    target: '2. 1 GiB output throughput, sandbox.exec / `docker exec > file` (median)',
+    measured: zeros.ratio,
+    measuredText: `${fmtRatio(zeros.ratio)} (${zeros.oursMBps} vs ${zeros.cliMBps} MB/s)`,
+    limit: 0.9,
+    limitText: '>= 0.90x',
+    pass: zeros.ratio >= 0.9,
+    stats: zeros.stats,
+    cpu: zeros.cpu,
+  });
+  record({
+    id: 'output-throughput-raw',
+    reference: true,
+    target: '2. same, sandbox.exec / dockerode demuxStream into a file (what plain dockerode code gets)',
+    measured: zeros.rawRatio,
+    measuredText: `${fmtRatio(zeros.rawRatio)} (${zeros.oursMBps} vs ${zeros.rawMBps} MB/s)`,
+    limit: 0.9,
+    limitText: '>= 0.90x',
+    pass: zeros.rawRatio >= 0.9,
+  });
   log('');
   const made = await sandbox.exec(MAKE_LINES_FILE);
   if (made.exitCode !== 0) throw new Error(`making ${LINES_FILE} failed: ${made.stderr}`);
   rmQuiet(made.logPath);
   const lines = await outputPairs(sandbox, GENERATORS.lines, N.linePairs, false);
   await sandbox.exec(`rm -f ${LINES_FILE}`);
-  record({ id: 'output-throughput-lines', reference: true, target: '2. same, 1 GiB of 80-byte text lines', measured: lines.ratio, measuredText: `${fmtRatio(lines.ratio)} (${lines.oursMBps} vs ${lines.cliMBps} MB/s)`, limit: 0.9, limitText: '>= 0.90x', pass: lines.ratio >= 0.9, stats: lines.stats, cpu: lines.cpu });
+  record({
+    id: 'output-throughput-lines',
+    reference: true,
+    target: '2. same, 1 GiB of 80-byte text lines',
+    measured: lines.ratio,
+    measuredText: `${fmtRatio(lines.ratio)} (${lines.oursMBps} vs ${lines.cliMBps} MB/s)`,
+    limit: 0.9,
+    limitText: '>= 0.90x',
+    pass: lines.ratio >= 0.9,
+    stats: lines.stats,
+    cpu: lines.cpu,
+  });
   const growth = Math.max(...zeros.rss.map((m) => m.growth), ...lines.rss.map((m) => m.growth));
-  record({ id: 'output-rss', target: '2. RSS growth during a 1 GiB sandbox.exec (worst run)', measured: growth / MiB, measuredText: `${(growth / MiB).toFixed(1)} MiB`, limit: 64, limitText: '<= 64 MiB', pass: growth <= 64 * MiB });
+  record({
+    id: 'output-rss',
+    target: '2. RSS growth during a 1 GiB sandbox.exec (worst run)',
+    measured: growth / MiB,
+    measuredText: `${(growth / MiB).toFixed(1)} MiB`,
+    limit: 64,
+    limitText: '<= 64 MiB',
+    pass: growth <= 64 * MiB,
+  });
 }
 
 async function outputPairs(sandbox, generator, pairs, warmup) {
@@ -225,7 +294,9 @@ async function outputPairs(sandbox, generator, pairs, warmup) {
     },
     // Reference: what plain dockerode code gets: its own demuxStream into a file stream.
     'raw dockerode > file': async () => {
-      const ex = await dockerode.getContainer(sandbox.id).exec({ Cmd: ['/bin/sh', '-c', generator(bytes)], AttachStdout: true, AttachStderr: true });
+      const ex = await dockerode
+        .getContainer(sandbox.id)
+        .exec({ Cmd: ['/bin/sh', '-c', generator(bytes)], AttachStdout: true, AttachStderr: true });
       const sock = await ex.start({ hijack: true, stdin: false });
       const ws = createWriteStream(rawFile);
       dockerode.modem.demuxStream(sock, ws, ws);
@@ -234,7 +305,11 @@ async function outputPairs(sandbox, generator, pairs, warmup) {
       return { bytes };
     },
     'docker exec CLI > file': async () => {
-      await dockerToFile(['exec', sandbox.id, '/bin/sh', '-c', generator(bytes)], cliFile, TIME ? [TIME, '-o', timeFile, '-f', '%U %S'] : []);
+      await dockerToFile(
+        ['exec', sandbox.id, '/bin/sh', '-c', generator(bytes)],
+        cliFile,
+        TIME ? [TIME, '-o', timeFile, '-f', '%U %S'] : [],
+      );
       return { bytes };
     },
   });
@@ -250,7 +325,8 @@ async function outputPairs(sandbox, generator, pairs, warmup) {
       const logBytes = statSync(r.logPath).size;
       rmQuiet(r.logPath);
       rmQuiet(r.logPath.replace(/\.log$/, '.json'));
-      if (r.exitCode !== 0 || r.bytes.stdout !== d.bytes || logBytes !== d.bytes) throw new Error(`sandbox.exec: exit ${r.exitCode}, ${r.bytes.stdout} bytes, log ${logBytes} bytes`);
+      if (r.exitCode !== 0 || r.bytes.stdout !== d.bytes || logBytes !== d.bytes)
+        throw new Error(`sandbox.exec: exit ${r.exitCode}, ${r.bytes.stdout} bytes, log ${logBytes} bytes`);
       if (full) {
         rss.push(d.rss);
         cpu.ours.push(d.cpu);
@@ -264,27 +340,47 @@ async function outputPairs(sandbox, generator, pairs, warmup) {
       rmQuiet(cliFile);
       if (size !== d.bytes) throw new Error(`docker exec wrote ${size} bytes, expected ${d.bytes}`);
       if (TIME && full) {
-        const [user, sys] = readFileSync(timeFile, 'utf8').trim().split('\n').pop().split(' ').map((x) => Number(x) * 1000);
+        const [user, sys] = readFileSync(timeFile, 'utf8')
+          .trim()
+          .split('\n')
+          .pop()
+          .split(' ')
+          .map((x) => Number(x) * 1000);
         cpu.cli.push({ user, sys });
       }
     }
   };
   if (warmup) await interleave(make(128 * MiB), { rounds: 1, before, between });
   const { times } = await interleave(make(OUTPUT_BYTES), { rounds: pairs, before, between });
-  const mbps = (ms) => ((OUTPUT_BYTES / 1e6) / (ms / 1000)).toFixed(0);
+  const mbps = (ms) => (OUTPUT_BYTES / 1e6 / (ms / 1000)).toFixed(0);
   for (const [name, t] of Object.entries(times)) log(`${timingLine(name, t)}   ${mbps(median(t))} MB/s   runs: ${t.map(fmtMs).join(', ')}`);
   const cpuText = (list) => `user ${fmtMs(median(list.map((c) => c.user)))} + sys ${fmtMs(median(list.map((c) => c.sys)))}`;
-  log(`  CPU per GiB (median): this process during sandbox.exec ${cpuText(cpu.ours)}${cpu.cli.length ? `; the docker CLI process ${cpuText(cpu.cli)}` : ''} (the engine's own CPU comes on top of both)`);
-  log(`  RSS of this process during sandbox.exec: baseline ${rss.map((m) => (m.baseline / MiB).toFixed(0)).join(', ')} MiB, growth ${rss.map((m) => (m.growth / MiB).toFixed(1)).join(', ')} MiB (${rss.map((m) => m.samples).join(', ')} samples at 50 ms)`);
+  log(
+    `  CPU per GiB (median): this process during sandbox.exec ${cpuText(cpu.ours)}${cpu.cli.length ? `; the docker CLI process ${cpuText(cpu.cli)}` : ''} (the engine's own CPU comes on top of both)`,
+  );
+  log(
+    `  RSS of this process during sandbox.exec: baseline ${rss.map((m) => (m.baseline / MiB).toFixed(0)).join(', ')} MiB, growth ${rss.map((m) => (m.growth / MiB).toFixed(1)).join(', ')} MiB (${rss.map((m) => m.samples).join(', ')} samples at 50 ms)`,
+  );
   const ours = median(times['sandbox.exec']);
   const cli = median(times['docker exec CLI > file']);
   const raw = median(times['raw dockerode > file']);
-  return { ratio: cli / ours, rawRatio: raw / ours, rawMBps: mbps(raw), oursMBps: mbps(ours), cliMBps: mbps(cli), rss, cpu, stats: mapStats(times) };
+  return {
+    ratio: cli / ours,
+    rawRatio: raw / ours,
+    rawMBps: mbps(raw),
+    oursMBps: mbps(ours),
+    cliMBps: mbps(cli),
+    rss,
+    cpu,
+    stats: mapStats(times),
+  };
 }
 
 /** 3. manager.start() until the container runs vs `docker run -d IMG sleep 3600`; removal untimed. */
 async function benchStart() {
-  hr(`3. start to ready: manager.start() vs \`docker run -d ${MINIMAL_IMAGE} sleep 3600\` (${N.startRounds} rounds, ${N.startWarmup} warm-up; removal not timed)`);
+  hr(
+    `3. start to ready: manager.start() vs \`docker run -d ${MINIMAL_IMAGE} sleep 3600\` (${N.startRounds} rounds, ${N.startWarmup} warm-up; removal not timed)`,
+  );
   const started = [];
   const cliRun = async (extra) => {
     const r = await docker(['run', '-d', '--label', BENCH_LABEL, ...extra, MINIMAL_IMAGE, 'sleep', '3600']);
@@ -295,10 +391,27 @@ async function benchStart() {
   };
   // The same hardening our containers get, as CLI flags: a reference, not the target.
   const hardened = [
-    '--init', '--network', 'none', '--memory', String(config.limits.memory), '--memory-swap', String(config.limits.memory),
-    '--cpus', String(config.limits.cpus), '--pids-limit', String(config.limits.pids), '--cap-drop', 'ALL',
+    '--init',
+    '--network',
+    'none',
+    '--memory',
+    String(config.limits.memory),
+    '--memory-swap',
+    String(config.limits.memory),
+    '--cpus',
+    String(config.limits.cpus),
+    '--pids-limit',
+    String(config.limits.pids),
+    '--cap-drop',
+    'ALL',
     ...['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'].flatMap((c) => ['--cap-add', c]),
-    '--security-opt', 'no-new-privileges', '--ipc', 'private', '--rm', '--workdir', config.workdir,
+    '--security-opt',
+    'no-new-privileges',
+    '--ipc',
+    'private',
+    '--rm',
+    '--workdir',
+    config.workdir,
   ];
   const variants = {
     'manager.start()': async () => started.push(await manager.start({ image: MINIMAL_IMAGE })),
@@ -318,11 +431,38 @@ async function benchStart() {
   const ours = median(times['manager.start()']);
   const cli = median(times['docker run -d']);
   const ratio = ours / cli;
-  record({ id: 'start-vs-run', target: '3. `manager.start()` / `docker run -d` (median)', measured: ratio, measuredText: `${fmtRatio(ratio)} (${fmtMs(ours)} vs ${fmtMs(cli)})`, limit: 1.0, limitText: '<= 1.00x', pass: ratio <= 1.0, stats: mapStats(times) });
+  record({
+    id: 'start-vs-run',
+    target: '3. `manager.start()` / `docker run -d` (median)',
+    measured: ratio,
+    measuredText: `${fmtRatio(ratio)} (${fmtMs(ours)} vs ${fmtMs(cli)})`,
+    limit: 1.0,
+    limitText: '<= 1.00x',
+    pass: ratio <= 1.0,
+    stats: mapStats(times),
+  });
   const bridge = median(times['manager.start({ network: bridge })']);
-  record({ id: 'start-bridge-vs-run', reference: true, target: '3. `manager.start({ network: "bridge" })` / `docker run -d` (both on the bridge network)', measured: bridge / cli, measuredText: `${fmtRatio(bridge / cli)} (${fmtMs(bridge)} vs ${fmtMs(cli)})`, limit: 1.0, limitText: '<= 1.00x', pass: bridge / cli <= 1.0 });
+  record({
+    id: 'start-bridge-vs-run',
+    reference: true,
+    target: '3. `manager.start({ network: "bridge" })` / `docker run -d` (both on the bridge network)',
+    measured: bridge / cli,
+    measuredText: `${fmtRatio(bridge / cli)} (${fmtMs(bridge)} vs ${fmtMs(cli)})`,
+    limit: 1.0,
+    limitText: '<= 1.00x',
+    pass: bridge / cli <= 1.0,
+  });
   const hard = median(times['docker run -d (hardened flags)']);
-  record({ id: 'start-vs-run-hardened', reference: true, target: '3. `manager.start()` / `docker run -d` with the same hardening flags', measured: ours / hard, measuredText: `${fmtRatio(ours / hard)} (${fmtMs(ours)} vs ${fmtMs(hard)})`, limit: 1.0, limitText: '<= 1.00x', pass: ours / hard <= 1.0 });
+  record({
+    id: 'start-vs-run-hardened',
+    reference: true,
+    target: '3. `manager.start()` / `docker run -d` with the same hardening flags',
+    measured: ours / hard,
+    measuredText: `${fmtRatio(ours / hard)} (${fmtMs(ours)} vs ${fmtMs(hard)})`,
+    limit: 1.0,
+    limitText: '<= 1.00x',
+    pass: ours / hard <= 1.0,
+  });
 }
 
 /** 4. Tokens the main model receives per runCommand, over real outputs, with a stand-in summarizer. */
@@ -339,7 +479,10 @@ async function benchTokens(sandbox) {
     'location, fix the cause, and rerun only the affected part first to confirm the fix before running the whole',
     'suite or job again. The full log on disk has every line if more context is needed for the investigation.',
     'No further action is needed on the remaining parts of the output.',
-  ].join(' ').padEnd(800, ' ').slice(0, 800);
+  ]
+    .join(' ')
+    .padEnd(800, ' ')
+    .slice(0, 800);
   let summarizerCalls = 0;
   let summarizerInput = '';
   const summarizer = async (input) => {
@@ -347,9 +490,14 @@ async function benchTokens(sandbox) {
     summarizerInput = input.output;
     return FAKE_SUMMARY;
   };
-  log(`Summarizer: a FAKE stand-in for the lite model returning a fixed ${FAKE_SUMMARY.length}-character text (~${Math.round(FAKE_SUMMARY.length / 4)} tokens).`);
+  log(
+    `Summarizer: a FAKE stand-in for the lite model returning a fixed ${FAKE_SUMMARY.length}-character text (~${Math.round(FAKE_SUMMARY.length / 4)} tokens).`,
+  );
   log('Counted: JSON of the function response (the CommandAnswer handlers/docker.ts sends) + the one-line user text.\n');
-  for (const [file, path] of [['fake-pytest.sh', '/tmp/fake-pytest.sh'], ['server-log.sh', '/tmp/server-log.sh']]) {
+  for (const [file, path] of [
+    ['fake-pytest.sh', '/tmp/fake-pytest.sh'],
+    ['server-log.sh', '/tmp/server-log.sh'],
+  ]) {
     const text = readFileSync(join(here, 'fixtures', file), 'utf8');
     const w = await sandbox.exec(`cat > ${path} <<'GENAICODE_BENCH_EOF'\n${text}\nGENAICODE_BENCH_EOF`);
     if (w.exitCode !== 0) throw new Error(`writing ${path} failed: ${w.stderr}`);
@@ -379,10 +527,22 @@ async function benchTokens(sandbox) {
       logPath: 2 * r.logPath.length,
     };
     parts.rest = chars - parts.summary - parts.keyLines - parts.logPath;
-    rows.push({ name: c.name, outputBytes: r.bytes.stdout + r.bytes.stderr, exitCode: r.exitCode, summaryKind: answer.summaryKind, keyLines: answer.keyLines?.length ?? 0, chars, tokens, parts });
+    rows.push({
+      name: c.name,
+      outputBytes: r.bytes.stdout + r.bytes.stderr,
+      exitCode: r.exitCode,
+      summaryKind: answer.summaryKind,
+      keyLines: answer.keyLines?.length ?? 0,
+      chars,
+      tokens,
+      parts,
+    });
     if (c.errorLines) {
       const seen = `${answer.summary}\n${(answer.keyLines ?? []).join('\n')}`;
-      const wanted = `${r.stdout}\n${r.stderr}`.split('\n').map((l) => l.trim()).filter((l) => /Error|FAILED|assert/.test(l));
+      const wanted = `${r.stdout}\n${r.stderr}`
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => /Error|FAILED|assert/.test(l));
       const missing = wanted.filter((l) => !seen.includes(l.slice(0, 200)));
       errorCheck = { wanted: wanted.length, missing };
       c.answer = answer;
@@ -391,7 +551,9 @@ async function benchTokens(sandbox) {
       // ERROR lines that only the full log has (the capture keeps the head and the tail):
       // they must reach the model verbatim (keyLines) and the summarizer's input.
       const shown = `${r.stdout}\n${r.stderr}`;
-      const wanted = readFileSync(r.logPath, 'utf8').split('\n').filter((l) => / ERROR /.test(l) && !shown.includes(l));
+      const wanted = readFileSync(r.logPath, 'utf8')
+        .split('\n')
+        .filter((l) => / ERROR /.test(l) && !shown.includes(l));
       const keyed = wanted.filter((l) => (answer.keyLines ?? []).some((k) => l.startsWith(k.replace(/…$/, ''))));
       const summarized = wanted.filter((l) => summarizerInput.includes(l));
       middleCheck = { wanted: wanted.length, keyed: keyed.length, summarized: summarized.length };
@@ -399,21 +561,63 @@ async function benchTokens(sandbox) {
   }
   log('| output | output bytes | exit | answer kind | keyLines | chars: summary + keyLines + log path x2 + rest | tokens |');
   log('|---|---|---|---|---|---|---|');
-  for (const r of rows) log(`| ${r.name} | ${r.outputBytes} | ${r.exitCode} | ${r.summaryKind} | ${r.keyLines} | ${r.chars} = ${r.parts.summary} + ${r.parts.keyLines} + ${r.parts.logPath} + ${r.parts.rest} | ${r.tokens} |`);
+  for (const r of rows)
+    log(
+      `| ${r.name} | ${r.outputBytes} | ${r.exitCode} | ${r.summaryKind} | ${r.keyLines} | ${r.chars} = ${r.parts.summary} + ${r.parts.keyLines} + ${r.parts.logPath} + ${r.parts.rest} | ${r.tokens} |`,
+    );
   const failing = cases.find((c) => c.errorLines).answer;
   log(`\nkeyLines of the failing run as the model gets them:\n${(failing.keyLines ?? []).map((l) => `  | ${l}`).join('\n')}`);
-  if (errorCheck.missing.length) log(`Error lines NOT in the answer (${errorCheck.missing.length} of ${errorCheck.wanted}):\n${errorCheck.missing.map((l) => `  - ${l}`).join('\n')}`);
+  if (errorCheck.missing.length)
+    log(
+      `Error lines NOT in the answer (${errorCheck.missing.length} of ${errorCheck.wanted}):\n${errorCheck.missing.map((l) => `  - ${l}`).join('\n')}`,
+    );
   log(`(summarizer called ${summarizerCalls} times)\n`);
   const avg = rows.reduce((s, r) => s + r.tokens, 0) / rows.length;
   const max = Math.max(...rows.map((r) => r.tokens));
-  record({ id: 'tokens-avg', target: '4. tokens per runCommand, average over 4 real outputs', measured: avg, measuredText: `${avg.toFixed(0)} tokens`, limit: 300, limitText: '<= 300', pass: avg <= 300, rows });
-  record({ id: 'tokens-max', target: '4. tokens per runCommand, max', measured: max, measuredText: `${max} tokens`, limit: 600, limitText: '<= 600', pass: max <= 600 });
+  record({
+    id: 'tokens-avg',
+    target: '4. tokens per runCommand, average over 4 real outputs',
+    measured: avg,
+    measuredText: `${avg.toFixed(0)} tokens`,
+    limit: 300,
+    limitText: '<= 300',
+    pass: avg <= 300,
+    rows,
+  });
+  record({
+    id: 'tokens-max',
+    target: '4. tokens per runCommand, max',
+    measured: max,
+    measuredText: `${max} tokens`,
+    limit: 600,
+    limitText: '<= 600',
+    pass: max <= 600,
+  });
   const present = errorCheck.wanted - errorCheck.missing.length;
-  record({ id: 'tokens-error-lines', target: "4. failing run's error lines (Error/FAILED/assert) in the answer", measured: present, measuredText: `${present} of ${errorCheck.wanted}`, limit: errorCheck.wanted, limitText: 'all', pass: errorCheck.missing.length === 0, missing: errorCheck.missing });
+  record({
+    id: 'tokens-error-lines',
+    target: "4. failing run's error lines (Error/FAILED/assert) in the answer",
+    measured: present,
+    measuredText: `${present} of ${errorCheck.wanted}`,
+    limit: errorCheck.wanted,
+    limitText: 'all',
+    pass: errorCheck.missing.length === 0,
+    missing: errorCheck.missing,
+  });
   const m = middleCheck;
-  record({ id: 'tokens-middle-errors', target: '4. service log: ERROR lines from the omitted middle, in keyLines / in the summarizer input', measured: Math.min(m.keyed, m.summarized), measuredText: `${m.keyed} / ${m.summarized} of ${m.wanted}`, limit: m.wanted, limitText: 'all', pass: m.wanted > 0 && m.keyed === m.wanted && m.summarized === m.wanted });
+  record({
+    id: 'tokens-middle-errors',
+    target: '4. service log: ERROR lines from the omitted middle, in keyLines / in the summarizer input',
+    measured: Math.min(m.keyed, m.summarized),
+    measuredText: `${m.keyed} / ${m.summarized} of ${m.wanted}`,
+    limit: m.wanted,
+    limitText: 'all',
+    pass: m.wanted > 0 && m.keyed === m.wanted && m.summarized === m.wanted,
+  });
 }
 
 function mapStats(times) {
-  return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, { ...summarize(v), runs: v.length <= 12 ? v.map((x) => Math.round(x)) : undefined }]));
+  return Object.fromEntries(
+    Object.entries(times).map(([k, v]) => [k, { ...summarize(v), runs: v.length <= 12 ? v.map((x) => Math.round(x)) : undefined }]),
+  );
 }

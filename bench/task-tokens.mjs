@@ -242,7 +242,10 @@ const heredoc = (path, content) => `cat > ${path} <<'EOF'\n${content}\nEOF`;
 export const TASK_COMMANDS = [
   { command: 'ls -la', exit: 0 },
   { command: 'python3 --version && cat /etc/os-release', exit: 0 },
-  { command: "printf 'requests==2.31.0\\nflask==3.0.0\\npytest==7.4.3\\nnumpy==1.26.2\\n' > requirements.txt && cat requirements.txt", exit: 0 },
+  {
+    command: "printf 'requests==2.31.0\\nflask==3.0.0\\npytest==7.4.3\\nnumpy==1.26.2\\n' > requirements.txt && cat requirements.txt",
+    exit: 0,
+  },
   { command: 'pip install -r requirements.txt', exit: 0 },
   { command: 'pip install leftpad-py==9.9.9', exit: 1 },
   { command: 'ls -la .venv/lib/python3.11/site-packages', exit: 0 },
@@ -304,7 +307,9 @@ export async function benchTaskTokens({ quick = false, keepLog } = {}) {
   const problems = [];
   try {
     const sandbox = await manager.start({ image: IMAGE, network: 'none' });
-    const setup = await sandbox.exec(`cat > /usr/local/bin/pip <<'PIPEOF'\n${FAKE_PIP}\nPIPEOF\nchmod +x /usr/local/bin/pip`, { label: 'setup-pip' });
+    const setup = await sandbox.exec(`cat > /usr/local/bin/pip <<'PIPEOF'\n${FAKE_PIP}\nPIPEOF\nchmod +x /usr/local/bin/pip`, {
+      label: 'setup-pip',
+    });
     if (setup.exitCode !== 0) throw new Error(`installing the pip look-alike failed (exit ${setup.exitCode}): ${setup.stderr}`);
 
     let stepCalls = 0;
@@ -312,7 +317,15 @@ export async function benchTaskTokens({ quick = false, keepLog } = {}) {
     const model = {
       async call(tier, request) {
         if (tier === 'summary') {
-          return [{ name: 'taskSummary', args: { summary: 'Installed the requirements, wrote calc and its tests, fixed divide (// -> /), all 8 tests pass; packaged /tmp/app.tgz.' } }];
+          return [
+            {
+              name: 'taskSummary',
+              args: {
+                summary:
+                  'Installed the requirements, wrote calc and its tests, fixed divide (// -> /), all 8 tests pass; packaged /tmp/app.tgz.',
+              },
+            },
+          ];
         }
         stepCalls += 1;
         requests.push({
@@ -362,11 +375,15 @@ export async function benchTaskTokens({ quick = false, keepLog } = {}) {
       };
     });
     const consistent = rows.every((r) => r.stepPromptChars === r.adapterChars) && result.stepPromptChars.length === rows.length;
-    if (!consistent) problems.push(`result.stepPromptChars (${result.stepPromptChars.join(',')}) differs from what the model port received (${rows.map((r) => r.adapterChars).join(',')})`);
+    if (!consistent)
+      problems.push(
+        `result.stepPromptChars (${result.stepPromptChars.join(',')}) differs from what the model port received (${rows.map((r) => r.adapterChars).join(',')})`,
+      );
     for (const [i, c] of commands.entries()) {
       const h = history.find((x) => x.step === i + 1);
       if (!h) problems.push(`command ${i + 1} did not run: ${c.command.split('\n')[0]}`);
-      else if (h.exitCode !== c.exit) problems.push(`command ${i + 1} exited ${h.exitCode}, expected ${c.exit}: ${c.command.split('\n')[0]}`);
+      else if (h.exitCode !== c.exit)
+        problems.push(`command ${i + 1} exited ${h.exitCode}, expected ${c.exit}: ${c.command.split('\n')[0]}`);
     }
     if (!result.success) problems.push(`the task did not complete: ${result.endReason} (${result.reason})`);
     if (rows.length !== commands.length + 1) problems.push(`expected ${commands.length + 1} step requests, got ${rows.length}`);
@@ -410,7 +427,9 @@ export function formatTaskTokens(r) {
       `${String(row.step).padStart(4)}  ${String(Math.round(row.tokens)).padStart(6)}  ${String(row.adapterChars).padStart(5)}  ${String(row.stepPromptChars).padStart(15)}  ${String(row.exitCode ?? '').padStart(4)}  ${String(row.outputBytes ?? '').padStart(9)}  ${cmd}`,
     );
   }
-  lines.push(`(function definitions add ${r.rows[0]?.functionChars ?? 0} chars, ~${Math.round((r.rows[0]?.functionChars ?? 0) / CHARS_PER_TOKEN)} tokens, to every request, unchanged)`);
+  lines.push(
+    `(function definitions add ${r.rows[0]?.functionChars ?? 0} chars, ~${Math.round((r.rows[0]?.functionChars ?? 0) / CHARS_PER_TOKEN)} tokens, to every request, unchanged)`,
+  );
   lines.push(
     `target: max over steps ${r.baseStep + 1}..${r.steps} <= ${r.target.toFixed(2)} x step ${r.baseStep}: ` +
       `step ${r.baseStep} = ${Math.round(r.baseTokens)} tokens, max = ${Math.round(r.maxAfterBase.tokens)} (step ${r.maxAfterBase.step}), ` +

@@ -5,7 +5,7 @@
 #     purpose, which a start-up sweep of another file's CLI or genaicode child would remove.
 # Options go to both jest runs (e.g. --ci, --silent); to run some files, call jest itself.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-vm-modules"
 SWEEP=test/integration/sweep.test.ts
 

@@ -25,4 +25,15 @@ if [ "${1:-}" = "--test" ]; then
     fi
   fi
   # The Debian package starts a registry service on :5000 where systemd runs; the tests start their own.
+  if ! command -v shellcheck >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+      echo "[setup] installing shellcheck (npm run lint checks the shell scripts)" >&2
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get install -y -qq shellcheck >/dev/null 2>&1 || {
+        apt-get update -qq >/dev/null && apt-get install -y -qq shellcheck >/dev/null; }
+    else
+      echo "[setup] shellcheck is missing: install the Debian package shellcheck (npm run lint needs it)" >&2
+      exit 1
+    fi
+  fi
 fi

@@ -30,11 +30,7 @@ export class SandboxError extends Error {
   readonly code: SandboxErrorCode;
   readonly data: Readonly<Record<string, unknown>>;
 
-  constructor(
-    code: SandboxErrorCode,
-    message: string,
-    options: { data?: Record<string, unknown>; cause?: unknown } = {},
-  ) {
+  constructor(code: SandboxErrorCode, message: string, options: { data?: Record<string, unknown>; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.data = Object.freeze({ ...(options.data ?? {}) });

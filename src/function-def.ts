@@ -20,15 +20,30 @@ export interface FunctionCall<T = Record<string, unknown>> {
 }
 
 /** JSON Schema keywords every model service takes in a function definition; the rest is dropped. */
-const PORTABLE = new Set(['type', 'description', 'properties', 'required', 'items', 'enum', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems']);
+const PORTABLE = new Set([
+  'type',
+  'description',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+]);
 
 function portable(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(portable);
   if (typeof node !== 'object' || node === null) return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
-    if (key === 'properties') out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, portable(v)]));
-    else if (key === 'exclusiveMinimum' && typeof value === 'number') out.minimum = (node as { type?: string }).type === 'integer' ? value + 1 : value;
+    if (key === 'properties')
+      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, portable(v)]));
+    else if (key === 'exclusiveMinimum' && typeof value === 'number')
+      out.minimum = (node as { type?: string }).type === 'integer' ? value + 1 : value;
     else if (PORTABLE.has(key)) out[key] = portable(value);
   }
   return out;
@@ -40,7 +55,10 @@ function portable(node: unknown): unknown {
  * (a default, a limit) to a field's description.
  */
 export function functionDef(name: string, description: string, schema: z.ZodObject, notes: Record<string, string> = {}): FunctionDef {
-  const json = portable(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })) as { properties?: Record<string, { description?: string }>; required?: string[] };
+  const json = portable(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })) as {
+    properties?: Record<string, { description?: string }>;
+    required?: string[];
+  };
   const properties = json.properties ?? {};
   for (const [field, note] of Object.entries(notes)) {
     const p = properties[field];

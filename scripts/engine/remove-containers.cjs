@@ -13,13 +13,14 @@ const https = require('node:https');
 /** @type {{ ids: string[]; request: { socketPath?: string; host?: string; port?: number; protocol?: string; certPath?: string } }} */
 const { ids, request } = JSON.parse(fs.readFileSync(0, 'utf8'));
 const secure = request.protocol === 'https:';
-const tls = secure && request.certPath
-  ? {
-      ca: fs.readFileSync(path.join(request.certPath, 'ca.pem')),
-      cert: fs.readFileSync(path.join(request.certPath, 'cert.pem')),
-      key: fs.readFileSync(path.join(request.certPath, 'key.pem')),
-    }
-  : {};
+const tls =
+  secure && request.certPath
+    ? {
+        ca: fs.readFileSync(path.join(request.certPath, 'ca.pem')),
+        cert: fs.readFileSync(path.join(request.certPath, 'cert.pem')),
+        key: fs.readFileSync(path.join(request.certPath, 'key.pem')),
+      }
+    : {};
 /** @type {string[]} */
 const left = [];
 let pending = ids.length;

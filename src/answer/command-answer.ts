@@ -4,7 +4,10 @@ import type { ExecResult } from '../sandbox/exec-types.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 
 /** Summarizes long command output; a lite model in GenAIcode. May throw: the answer then falls back. */
-export type OutputSummarizer = (input: { command: string; exitCode: number; output: string; reason?: string }, signal?: AbortSignal) => Promise<string>;
+export type OutputSummarizer = (
+  input: { command: string; exitCode: number; output: string; reason?: string },
+  signal?: AbortSignal,
+) => Promise<string>;
 
 /** The compact answer the main model receives for one command (runCommand's output). */
 export interface CommandAnswer {
@@ -33,7 +36,8 @@ const MAX_LINE_CHARS = 200;
 // Blanks before a line-start marker are `[^\S\r\n]`, not `\s`: the log scan runs this with
 // the `m` flag over whole chunks, where `\s*` would cross blank lines and backtrack over
 // every one of them (quadratic: minutes for a run of empty lines).
-const ERROR_LINE = /(error|errors|exception)\b|\b(failed|failure|fail|fatal|traceback|panic|denied|refused|cannot|can't|unable|not found|no such|segmentation fault|killed|timeout|timed out|assert(ion)?|expected|undefined reference|warning)\b|^[^\S\r\n]*(E |FAIL|✗|✕|×|!)|:\d+:\d+: /i;
+const ERROR_LINE =
+  /(error|errors|exception)\b|\b(failed|failure|fail|fatal|traceback|panic|denied|refused|cannot|can't|unable|not found|no such|segmentation fault|killed|timeout|timed out|assert(ion)?|expected|undefined reference|warning)\b|^[^\S\r\n]*(E |FAIL|✗|✕|×|!)|:\d+:\d+: /i;
 
 /** stdout and stderr as one text, stderr marked, as both summarizers see it. */
 export function combinedOutput(r: Pick<ExecResult, 'stdout' | 'stderr'>): string {
@@ -108,7 +112,10 @@ export interface LogKeyLines {
  * when every line matches.
  * Undefined when the log cannot be read or looks binary.
  */
-export async function logKeyLines(logPath: string, options: { maxBytes?: number; skip?: (line: string) => boolean } = {}): Promise<LogKeyLines | undefined> {
+export async function logKeyLines(
+  logPath: string,
+  options: { maxBytes?: number; skip?: (line: string) => boolean } = {},
+): Promise<LogKeyLines | undefined> {
   const maxBytes = options.maxBytes ?? LOG_SCAN_BYTES;
   const skip = options.skip ?? (() => false);
   let file;
@@ -119,7 +126,13 @@ export async function logKeyLines(logPath: string, options: { maxBytes?: number;
   }
   try {
     const totalBytes = (await file.stat()).size;
-    const ranges: Array<[number, number]> = totalBytes <= maxBytes ? [[0, totalBytes]] : [[0, maxBytes / 2], [totalBytes - maxBytes / 2, totalBytes]];
+    const ranges: Array<[number, number]> =
+      totalBytes <= maxBytes
+        ? [[0, totalBytes]]
+        : [
+            [0, maxBytes / 2],
+            [totalBytes - maxBytes / 2, totalBytes],
+          ];
     const first: string[] = [];
     // After the first lines are found, later hits are only remembered (the line and where
     // the pattern matched in it), most recent last: the last key lines come from these.
@@ -141,7 +154,7 @@ export async function logKeyLines(logPath: string, options: { maxBytes?: number;
       }
       // Likewise a range that ends before the end of the log ends in the middle of a line.
       const endsLog = to >= totalBytes;
-      for (let pos = from; pos < to; ) {
+      for (let pos = from; pos < to;) {
         const { bytesRead } = await file.read(buf, 0, Math.min(SCAN_CHUNK_BYTES, to - pos), pos);
         if (bytesRead === 0) break;
         pos += bytesRead;
@@ -269,7 +282,9 @@ export async function buildCommandAnswer(
       const before = key.slice(0, Math.ceil(keep / 2));
       const after = key.slice(key.length - Math.floor(keep / 2));
       key = [...before, ...fromMiddle, ...after];
-      const selection = scan!.selection ? ` (a selection: the log has ${scan!.matchedLines} error-like lines, repeats and shown ones included)` : '';
+      const selection = scan!.selection
+        ? ` (a selection: the log has ${scan!.matchedLines} error-like lines, repeats and shown ones included)`
+        : '';
       summarizerOutput += `\n[error-like lines from the omitted middle of the output, from the full log${selection}:]\n${middle.join('\n')}\n`;
     }
     if (scan && scan.scannedBytes < scan.totalBytes) {
@@ -279,7 +294,12 @@ export async function buildCommandAnswer(
   }
   if (options.summarizer) {
     try {
-      const summary = (await options.summarizer({ command: r.command, exitCode: r.exitCode, output: summarizerOutput, ...(r.reason ? { reason: r.reason } : {}) }, options.signal)).trim();
+      const summary = (
+        await options.summarizer(
+          { command: r.command, exitCode: r.exitCode, output: summarizerOutput, ...(r.reason ? { reason: r.reason } : {}) },
+          options.signal,
+        )
+      ).trim();
       if (summary) return answer(summary.length > 1500 ? `${summary.slice(0, 1500)}…` : summary, 'model', key);
     } catch {
       // fall through to the extractive summary: the result is never held back

@@ -1,4 +1,16 @@
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, realpathSync, rmdirSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  rmdirSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SandboxError } from '../errors.js';
 
@@ -30,7 +42,10 @@ const CREATE_ATTEMPTS = 20;
 /** @throws SandboxError INVALID_ARGUMENT for an id that is not a plain folder name. */
 export function checkSessionId(sessionId: string): void {
   if (!SESSION_ID.test(sessionId) || sessionId === '.' || sessionId === '..' || /^\.+$/.test(sessionId)) {
-    throw new SandboxError('INVALID_ARGUMENT', `Session id ${JSON.stringify(sessionId)} is not valid: use 1-64 letters, digits, _ . - starting with a letter or digit.`);
+    throw new SandboxError(
+      'INVALID_ARGUMENT',
+      `Session id ${JSON.stringify(sessionId)} is not valid: use 1-64 letters, digits, _ . - starting with a letter or digit.`,
+    );
   }
 }
 
@@ -68,7 +83,11 @@ export class LogStore {
    * carries the error, drops writes, and the result says the log is incomplete.
    */
   create(label: string): LogSink {
-    const slug = label.replace(/[^a-zA-Z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'cmd';
+    const slug =
+      label
+        .replace(/[^a-zA-Z0-9._-]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 40) || 'cmd';
     let dir: string;
     try {
       dir = this.folder();
@@ -85,7 +104,8 @@ export class LogStore {
       } catch (e) {
         lastError = (e as Error).message;
         // A name already taken (by whom is not ours to guess) is stepped over; anything else is final.
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST' && (e as NodeJS.ErrnoException).code !== 'ELOOP') return LogSink.failed(path, lastError);
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST' && (e as NodeJS.ErrnoException).code !== 'ELOOP')
+          return LogSink.failed(path, lastError);
       }
     }
     return LogSink.failed(join(dir, `${String(this.seq).padStart(4, '0')}-${slug}.log`), lastError);
@@ -129,8 +149,10 @@ export class LogStore {
       this.made = { dev: st.dev, ino: st.ino, path };
     }
     if (!st.isDirectory()) throw new Error(`the session log folder ${path} is not a folder (a link or a file is there)`);
-    if (myUid !== undefined && st.uid !== myUid) throw new Error(`the session log folder ${path} belongs to uid ${st.uid}, not to this user`);
-    if (!this.made || st.dev !== this.made.dev || st.ino !== this.made.ino) throw new Error(`the session log folder ${path} was not created by this session`);
+    if (myUid !== undefined && st.uid !== myUid)
+      throw new Error(`the session log folder ${path} belongs to uid ${st.uid}, not to this user`);
+    if (!this.made || st.dev !== this.made.dev || st.ino !== this.made.ino)
+      throw new Error(`the session log folder ${path} was not created by this session`);
     return path;
   }
 }
@@ -152,7 +174,9 @@ export function checkNoOtherWriter(realDir: string): void {
     const ownGroup = st.uid === myUid && st.gid === myGid;
     const othersWrite = (st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && !ownGroup);
     if ((st.uid !== myUid && st.uid !== 0) || (othersWrite && !sticky)) {
-      throw new Error(`the log folder ${realDir} is not safe: ${dir} can be changed by another user (owner uid ${st.uid}, mode ${(st.mode & 0o7777).toString(8)}); choose a logs.dir that only you can write`);
+      throw new Error(
+        `the log folder ${realDir} is not safe: ${dir} can be changed by another user (owner uid ${st.uid}, mode ${(st.mode & 0o7777).toString(8)}); choose a logs.dir that only you can write`,
+      );
     }
     if (dirname(dir) === dir) return;
   }

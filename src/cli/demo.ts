@@ -4,7 +4,11 @@ import { SandboxManager } from '../sandbox/sandbox-manager.js';
 
 const STEPS = [
   { title: 'a command that succeeds', cmd: 'echo "hello from $(hostname)"; uname -sm; ls /', timeoutMs: 10_000 },
-  { title: 'a command that fails (exit 2, stderr)', cmd: 'echo "running checks"; echo "error: config.yaml: no such file" >&2; exit 2', timeoutMs: 10_000 },
+  {
+    title: 'a command that fails (exit 2, stderr)',
+    cmd: 'echo "running checks"; echo "error: config.yaml: no such file" >&2; exit 2',
+    timeoutMs: 10_000,
+  },
   {
     title: 'huge output (50 MB; the model sees a capped, summarized answer with the error from the middle; the log has every byte)',
     cmd:
@@ -25,7 +29,9 @@ export async function demo(config: Config, out: (line: string) => void): Promise
   try {
     const t0 = performance.now();
     const sandbox = await manager.start({});
-    out(`started ${sandbox.name} (${sandbox.info.image}) in ${Math.round(performance.now() - t0)} ms; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB, pids ${sandbox.info.pidsLimit}, network ${config.network}`);
+    out(
+      `started ${sandbox.name} (${sandbox.info.image}) in ${Math.round(performance.now() - t0)} ms; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB, pids ${sandbox.info.pidsLimit}, network ${config.network}`,
+    );
     let ok = true;
     for (const [i, step] of STEPS.entries()) {
       out(`\n[${i + 1}/${STEPS.length}] ${step.title}\n$ ${step.cmd}`);
@@ -35,7 +41,8 @@ export async function demo(config: Config, out: (line: string) => void): Promise
       out(JSON.stringify(answer, null, 2));
       if (i === 0) ok &&= result.exitCode === 0;
       if (i === 1) ok &&= result.exitCode === 2;
-      if (i === 2) ok &&= result.truncated && result.bytes.stdout > 50_000_000 && !!answer.keyLines?.some((l) => l.includes('undefined reference'));
+      if (i === 2)
+        ok &&= result.truncated && result.bytes.stdout > 50_000_000 && !!answer.keyLines?.some((l) => l.includes('undefined reference'));
       if (i === 3) ok &&= result.timedOut && result.exitCode === 124;
     }
     await sandbox.stop();

@@ -7,7 +7,6 @@ import { imageMatches } from '../policy/policy.js';
 import { BUILD_OFFLINE_SCRIPT, SandboxManager } from '../sandbox/sandbox-manager.js';
 import { formatBytes } from './format.js';
 
-
 export const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
 
 /**
@@ -43,7 +42,9 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
   let problems = 0;
   try {
     const info = await engine.info();
-    out(`engine       ok: ${info.kind} ${info.version} (API ${info.apiVersion}, ${info.os}, cgroups v${info.cgroupVersion}) at ${info.endpoint}`);
+    out(
+      `engine       ok: ${info.kind} ${info.version} (API ${info.apiVersion}, ${info.os}, cgroups v${info.cgroupVersion}) at ${info.endpoint}`,
+    );
   } catch (e) {
     out(`engine       UNUSABLE: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
@@ -52,9 +53,13 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
   for (const image of images) {
     const present = await engine.hasImage(image);
     if (!present && image === config.images.default && !config.images.pull) problems++;
-    out(`image        ${present ? 'present' : 'missing'}: ${image}${present ? '' : imageMatches(image, config.images.localOnly) ? ` (never pulled; build: bash ${BUILD_OFFLINE_SCRIPT}, or docker build -t ${image} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : config.images.pull ? ' (pulled on first use)' : ' (pulls are off: load it)'}`);
+    out(
+      `image        ${present ? 'present' : 'missing'}: ${image}${present ? '' : imageMatches(image, config.images.localOnly) ? ` (never pulled; build: bash ${BUILD_OFFLINE_SCRIPT}, or docker build -t ${image} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : config.images.pull ? ' (pulled on first use)' : ' (pulls are off: load it)'}`,
+    );
   }
-  out(`limits       memory ${formatBytes(config.limits.memory)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`);
+  out(
+    `limits       memory ${formatBytes(config.limits.memory)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`,
+  );
   out(`lifetime     containers expire after ${config.ttlSeconds} s; commands time out after ${config.exec.timeoutMs} ms`);
   out(`output       ${formatBytes(config.exec.maxBytes)} / ${config.exec.maxLines} lines per stream kept for answers`);
   for (const line of trustLines(config)) out(line);
@@ -68,7 +73,9 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
       await sandbox.stop();
       const ok = r.exitCode === 0 && r.stdout.trim() === 'ok';
       if (!ok) problems++;
-      out(`sandbox      ${ok ? 'ok' : 'FAILED'}: start, exec, stop of ${config.images.default} in ${Math.round(performance.now() - t0)} ms`);
+      out(
+        `sandbox      ${ok ? 'ok' : 'FAILED'}: start, exec, stop of ${config.images.default} in ${Math.round(performance.now() - t0)} ms`,
+      );
     } catch (e) {
       problems++;
       out(`sandbox      FAILED: ${isSandboxError(e) ? `${e.code}: ${e.message}` : String(e)}`);

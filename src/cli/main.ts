@@ -59,7 +59,13 @@ program
   .option('--json', 'print the result object as one line of JSON', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
   .action(async (argv: string[], o: { image?: string; timeoutMs?: number; network?: NetworkMode; memory?: number; json: boolean }) => {
-    process.exitCode = await run(config(), argv, { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) }, commandOutput, err);
+    process.exitCode = await run(
+      config(),
+      argv,
+      { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) },
+      commandOutput,
+      err,
+    );
   });
 
 program
@@ -81,9 +87,14 @@ program
   .option('--summary-model <name>', 'Gemini model that writes the summary (default gemini-2.5-pro)')
   .option('--json', 'print { success, summary, logPath, commandsRun } as one line of JSON', false)
   .argument('<description...>', 'the task, in plain words')
-  .action(async (words: string[], o: { image?: string; maxCommands?: number; network?: NetworkMode; stepModel?: string; summaryModel?: string; json: boolean }) => {
-    process.exitCode = await task(config(), words.join(' '), o, process.env, out, err);
-  });
+  .action(
+    async (
+      words: string[],
+      o: { image?: string; maxCommands?: number; network?: NetworkMode; stepModel?: string; summaryModel?: string; json: boolean },
+    ) => {
+      process.exitCode = await task(config(), words.join(' '), o, process.env, out, err);
+    },
+  );
 
 program
   .command('demo')

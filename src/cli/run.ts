@@ -17,7 +17,13 @@ export interface RunOptions {
  * stops the sandbox, and prints the result. Ctrl-C cancels the command (its process tree
  * is killed) and still removes the container. Returns the command's exit code.
  */
-export async function run(config: Config, argv: string[], options: RunOptions, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+export async function run(
+  config: Config,
+  argv: string[],
+  options: RunOptions,
+  out: (line: string) => void,
+  err: (line: string) => void,
+): Promise<number> {
   const manager = new SandboxManager({ config });
   const sigint = cancelOnSigint(err, 'canceling: killing the command in the container (Ctrl-C again to force)');
   try {
@@ -34,7 +40,10 @@ export async function run(config: Config, argv: string[], options: RunOptions, o
     try {
       // A single argument is a shell command line; several are an argument vector.
       const command = argv.length === 1 ? argv[0]! : argv;
-      const result = await sandbox.exec(command, { ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), signal: sigint.signal });
+      const result = await sandbox.exec(command, {
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        signal: sigint.signal,
+      });
       out(options.json ? JSON.stringify(result) : formatExecResult(result));
       return result.exitCode;
     } finally {

@@ -20,7 +20,7 @@ export interface TaskCliOptions {
 export const MISSING_KEY_MESSAGE =
   'genaicode-docker task needs a Gemini API key: set GEMINI_API_KEY (from Google AI Studio). ' +
   'Models: --step-model (default gemini-2.5-flash) and --summary-model (default gemini-2.5-pro). ' +
-  'Inside GenAIcode, runContainerTask uses GenAIcode\'s own model instead.';
+  "Inside GenAIcode, runContainerTask uses GenAIcode's own model instead.";
 
 /** `task`: the runContainerTask loop from a shell, on Gemini. Returns the exit code (0 = task succeeded). */
 export async function task(
@@ -57,18 +57,29 @@ export async function task(
         sandbox,
         taskDescription: description,
         model: taskModel,
-        limits: { maxCommands: options.maxCommands ?? config.task.maxCommands, budgetMs: config.task.budgetMs, commandTimeoutMs: config.exec.timeoutMs },
+        limits: {
+          maxCommands: options.maxCommands ?? config.task.maxCommands,
+          budgetMs: config.task.budgetMs,
+          commandTimeoutMs: config.exec.timeoutMs,
+        },
         log: manager.logs.create('task'),
         environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${network}; /bin/sh`,
         signal: sigint.signal,
         onProgress: (p) => {
           // A quoted command stays on its one line (line feeds shown as \n); main.ts escapes the rest.
-          if (p.result) err(`[${p.step}] $ ${displayText(p.command ?? '')} -> exit ${p.result.exitCode}${p.result.timedOut ? ' (timed out)' : ''} in ${p.result.durationMs} ms`);
+          if (p.result)
+            err(
+              `[${p.step}] $ ${displayText(p.command ?? '')} -> exit ${p.result.exitCode}${p.result.timedOut ? ' (timed out)' : ''} in ${p.result.durationMs} ms`,
+            );
           else if (p.command && p.reasoning) err(`[${p.step}] ${displayText(p.reasoning)}`);
         },
       });
       const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };
-      out(options.json ? JSON.stringify(answer) : `${result.success ? 'SUCCESS' : 'NOT DONE'} after ${result.commandsRun} commands\n${result.summary}\nfull log: ${result.logPath}`);
+      out(
+        options.json
+          ? JSON.stringify(answer)
+          : `${result.success ? 'SUCCESS' : 'NOT DONE'} after ${result.commandsRun} commands\n${result.summary}\nfull log: ${result.logPath}`,
+      );
       return result.success ? 0 : 1;
     } finally {
       await sandbox.stop();

@@ -40,10 +40,17 @@ export const CONFIG_FILE_NAME = '.genaicode-docker.json';
 export const ENV_PREFIX = 'GENAICODE_DOCKER_';
 
 const SIZE_UNITS: Record<string, number> = {
-  '': 1, b: 1,
-  k: 1024, kb: 1024, kib: 1024,
-  m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2,
-  g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3,
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
 };
 
 /** Parses a byte size: a number of bytes, or Docker's notation ('512m', '1g', '64MiB'). */
@@ -56,7 +63,12 @@ export function parseByteSize(value: string | number): number | undefined {
 }
 
 function sizeText(n: number): string {
-  for (const [unit, size] of [['g', 1024 ** 3], ['m', 1024 ** 2], ['k', 1024]] as const) if (n >= size && n % size === 0) return `${n / size}${unit}`;
+  for (const [unit, size] of [
+    ['g', 1024 ** 3],
+    ['m', 1024 ** 2],
+    ['k', 1024],
+  ] as const)
+    if (n >= size && n % size === 0) return `${n / size}${unit}`;
   return `${n} bytes`;
 }
 
@@ -64,113 +76,158 @@ const byteSize = (min: number, max: number) =>
   z.union([z.number(), z.string()]).transform((v, ctx) => {
     const n = parseByteSize(v);
     if (n === undefined) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected a size like 512m, 1g or a number of bytes, got ${JSON.stringify(v)}` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `expected a size like 512m, 1g or a number of bytes, got ${JSON.stringify(v)}`,
+      });
       return z.NEVER;
     }
     if (n < min || n > max) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected between ${sizeText(min)} and ${sizeText(max)}, got ${JSON.stringify(v)}` });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `expected between ${sizeText(min)} and ${sizeText(max)}, got ${JSON.stringify(v)}`,
+      });
       return z.NEVER;
     }
     return n;
   });
 
+const MountAllow = z
+  .object({
+    /** Host path (absolute, or relative to the project root) that may be mounted, with everything under it. */
+    hostPath: z.string().min(1),
+    /** Whether a mount of it may be writable. @default false */
+    writable: z.boolean().default(false),
+  })
+  .strict();
 
-const MountAllow = z.object({
-  /** Host path (absolute, or relative to the project root) that may be mounted, with everything under it. */
-  hostPath: z.string().min(1),
-  /** Whether a mount of it may be writable. @default false */
-  writable: z.boolean().default(false),
-}).strict();
-
-export const ConfigSchema = z.object({
-  engine: z.object({
-    /** Engine address in DOCKER_HOST form (unix://, tcp://, npipe://). @default $DOCKER_HOST */
-    host: z.string().min(1).optional(),
-    /** Unix socket path; used when no host is set. @default /var/run/docker.sock */
-    socketPath: z.string().min(1).optional(),
-  }).strict().default({}),
-  images: z.object({
-    /** Glob patterns of images that may be started, checked at run time. */
-    allow: z.array(z.string().min(1)).default([...DEFAULT_ALLOWED_IMAGES]),
-    /** Image used when none is given. @default genaicode-docker/sandbox-minimal:latest */
-    default: z.string().min(1).default(DEFAULT_IMAGE),
-    /** Pull images that are missing locally. @default true */
-    pull: z.boolean().default(true),
+export const ConfigSchema = z
+  .object({
+    engine: z
+      .object({
+        /** Engine address in DOCKER_HOST form (unix://, tcp://, npipe://). @default $DOCKER_HOST */
+        host: z.string().min(1).optional(),
+        /** Unix socket path; used when no host is set. @default /var/run/docker.sock */
+        socketPath: z.string().min(1).optional(),
+      })
+      .strict()
+      .default({}),
+    images: z
+      .object({
+        /** Glob patterns of images that may be started, checked at run time. */
+        allow: z.array(z.string().min(1)).default([...DEFAULT_ALLOWED_IMAGES]),
+        /** Image used when none is given. @default genaicode-docker/sandbox-minimal:latest */
+        default: z.string().min(1).default(DEFAULT_IMAGE),
+        /** Pull images that are missing locally. @default true */
+        pull: z.boolean().default(true),
+        /**
+         * Images that are built on this machine and never pulled, whatever `pull` says: the
+         * golden images' names are a Docker Hub namespace this project does not own, so a pull
+         * would run whatever its owner published. @default ['genaicode-docker/*']
+         */
+        localOnly: z.array(z.string().min(1)).default([...LOCAL_ONLY_IMAGES]),
+      })
+      .strict()
+      .default({}),
+    limits: z
+      .object({
+        /** Memory limit (swap included). @default 512m */
+        memory: byteSize(BOUNDS.memoryBytes.min, BOUNDS.memoryBytes.max).default('512m'),
+        /** CPUs. @default 1 */
+        cpus: z.number().min(BOUNDS.cpus.min).max(BOUNDS.cpus.max).default(1),
+        /** Maximum number of processes. @default 256 */
+        pids: z.number().int().min(BOUNDS.pids.min).max(BOUNDS.pids.max).default(256),
+      })
+      .strict()
+      .default({}),
+    /** Network of new containers: 'none' (loopback only) or 'bridge'. @default none */
+    network: z.enum(NETWORK_MODES).default('none'),
+    /** Read-only root filesystem, with a tmpfs at /tmp and the working directory. @default false */
+    readOnlyRoot: z.boolean().default(false),
+    /** Size of each tmpfs mount. @default 64m */
+    tmpfsSize: byteSize(1024 ** 2, 16 * 1024 ** 3).default('64m'),
+    /** Capabilities added back on top of the minimal set. @default [] */
+    capAdd: z.array(z.enum(ADDABLE_CAPABILITIES)).default([]),
     /**
-     * Images that are built on this machine and never pulled, whatever `pull` says: the
-     * golden images' names are a Docker Hub namespace this project does not own, so a pull
-     * would run whatever its owner published. @default ['genaicode-docker/*']
+     * User to run as (name or uid[:gid]); the image's user when unset. With a writable
+     * mount it must be a numeric uid[:gid], and it defaults to the host user's.
      */
-    localOnly: z.array(z.string().min(1)).default([...LOCAL_ONLY_IMAGES]),
-  }).strict().default({}),
-  limits: z.object({
-    /** Memory limit (swap included). @default 512m */
-    memory: byteSize(BOUNDS.memoryBytes.min, BOUNDS.memoryBytes.max).default('512m'),
-    /** CPUs. @default 1 */
-    cpus: z.number().min(BOUNDS.cpus.min).max(BOUNDS.cpus.max).default(1),
-    /** Maximum number of processes. @default 256 */
-    pids: z.number().int().min(BOUNDS.pids.min).max(BOUNDS.pids.max).default(256),
-  }).strict().default({}),
-  /** Network of new containers: 'none' (loopback only) or 'bridge'. @default none */
-  network: z.enum(NETWORK_MODES).default('none'),
-  /** Read-only root filesystem, with a tmpfs at /tmp and the working directory. @default false */
-  readOnlyRoot: z.boolean().default(false),
-  /** Size of each tmpfs mount. @default 64m */
-  tmpfsSize: byteSize(1024 ** 2, 16 * 1024 ** 3).default('64m'),
-  /** Capabilities added back on top of the minimal set. @default [] */
-  capAdd: z.array(z.enum(ADDABLE_CAPABILITIES)).default([]),
-  /**
-   * User to run as (name or uid[:gid]); the image's user when unset. With a writable
-   * mount it must be a numeric uid[:gid], and it defaults to the host user's.
-   */
-  user: z.string().min(1).optional(),
-  /**
-   * Let a container with a writable mount run as root (uid 0). Off, because a root
-   * container can leave root-owned set-uid programs in the mounted folder. @default false
-   */
-  allowRootWithWritableMounts: z.boolean().default(false),
-  /** Working directory inside containers. @default /workspace */
-  workdir: z.string().startsWith('/').default('/workspace'),
-  /** Host paths that may be mounted into containers (nothing else may be). @default [] */
-  mountAllow: z.array(MountAllow).default([]),
-  /** Lifetime of a container: its keep-alive process ends by itself after this. @default 7200 */
-  ttlSeconds: z.number().int().min(BOUNDS.ttlSeconds.min).max(BOUNDS.ttlSeconds.max).default(7200),
-  exec: z.object({
-    /** Default per-command timeout. @default 60000 */
-    timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(BOUNDS.timeoutMs.max).default(60_000),
-    /** Bytes of each stream kept for the answer (head + tail); the log keeps all. @default 16384 */
-    maxBytes: z.number().int().min(256).max(16 * 1024 ** 2).default(16 * 1024),
-    /** Lines of each stream kept for the answer (head + tail). @default 500 */
-    maxLines: z.number().int().min(10).max(1_000_000).default(500),
-  }).strict().default({}),
-  logs: z.object({
+    user: z.string().min(1).optional(),
     /**
-     * Folder of full command logs (relative paths from the project root). Outside the
-     * project by default, so no container with the project mounted can reach it and
-     * GenAIcode never sends it to the model as source.
-     * @default $XDG_STATE_HOME/genaicode-docker/logs (~/.local/state/genaicode-docker/logs)
+     * Let a container with a writable mount run as root (uid 0). Off, because a root
+     * container can leave root-owned set-uid programs in the mounted folder. @default false
      */
-    dir: z.string().min(1).optional(),
-    /** Older sessions' logs are deleted beyond this total. @default 1g */
-    maxTotalBytes: byteSize(1024 ** 2, 1024 ** 4).default('1g'),
-    /** Sessions' logs older than this are deleted. @default 14 */
-    maxAgeDays: z.number().min(0).max(3650).default(14),
-  }).strict().default({}),
-  plugin: z.object({
-    /** Ask the user before a container starts. @default true */
-    confirmStart: z.boolean().default(true),
-    /** Output up to this many bytes (after capping) goes to the model verbatim. @default 2048 */
-    summaryThresholdBytes: z.number().int().min(0).max(1024 ** 2).default(DEFAULT_SUMMARY_THRESHOLD_BYTES),
-  }).strict().default({}),
-  task: z.object({
-    /** Commands the inner loop may run. @default 25 */
-    maxCommands: z.number().int().min(1).max(500).default(25),
-    /** Wall-clock budget of one task. @default 900000 (15 min) */
-    budgetMs: z.number().int().min(1000).max(24 * 3600 * 1000).default(15 * 60_000),
-    /** Network of task containers. @default bridge */
-    network: z.enum(NETWORK_MODES).default('bridge'),
-  }).strict().default({}),
-}).strict();
+    allowRootWithWritableMounts: z.boolean().default(false),
+    /** Working directory inside containers. @default /workspace */
+    workdir: z.string().startsWith('/').default('/workspace'),
+    /** Host paths that may be mounted into containers (nothing else may be). @default [] */
+    mountAllow: z.array(MountAllow).default([]),
+    /** Lifetime of a container: its keep-alive process ends by itself after this. @default 7200 */
+    ttlSeconds: z.number().int().min(BOUNDS.ttlSeconds.min).max(BOUNDS.ttlSeconds.max).default(7200),
+    exec: z
+      .object({
+        /** Default per-command timeout. @default 60000 */
+        timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(BOUNDS.timeoutMs.max).default(60_000),
+        /** Bytes of each stream kept for the answer (head + tail); the log keeps all. @default 16384 */
+        maxBytes: z
+          .number()
+          .int()
+          .min(256)
+          .max(16 * 1024 ** 2)
+          .default(16 * 1024),
+        /** Lines of each stream kept for the answer (head + tail). @default 500 */
+        maxLines: z.number().int().min(10).max(1_000_000).default(500),
+      })
+      .strict()
+      .default({}),
+    logs: z
+      .object({
+        /**
+         * Folder of full command logs (relative paths from the project root). Outside the
+         * project by default, so no container with the project mounted can reach it and
+         * GenAIcode never sends it to the model as source.
+         * @default $XDG_STATE_HOME/genaicode-docker/logs (~/.local/state/genaicode-docker/logs)
+         */
+        dir: z.string().min(1).optional(),
+        /** Older sessions' logs are deleted beyond this total. @default 1g */
+        maxTotalBytes: byteSize(1024 ** 2, 1024 ** 4).default('1g'),
+        /** Sessions' logs older than this are deleted. @default 14 */
+        maxAgeDays: z.number().min(0).max(3650).default(14),
+      })
+      .strict()
+      .default({}),
+    plugin: z
+      .object({
+        /** Ask the user before a container starts. @default true */
+        confirmStart: z.boolean().default(true),
+        /** Output up to this many bytes (after capping) goes to the model verbatim. @default 2048 */
+        summaryThresholdBytes: z
+          .number()
+          .int()
+          .min(0)
+          .max(1024 ** 2)
+          .default(DEFAULT_SUMMARY_THRESHOLD_BYTES),
+      })
+      .strict()
+      .default({}),
+    task: z
+      .object({
+        /** Commands the inner loop may run. @default 25 */
+        maxCommands: z.number().int().min(1).max(500).default(25),
+        /** Wall-clock budget of one task. @default 900000 (15 min) */
+        budgetMs: z
+          .number()
+          .int()
+          .min(1000)
+          .max(24 * 3600 * 1000)
+          .default(15 * 60_000),
+        /** Network of task containers. @default bridge */
+        network: z.enum(NETWORK_MODES).default('bridge'),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
 
 /** The input form: every field optional, sizes as strings or numbers. */
 export type ConfigInput = z.input<typeof ConfigSchema>;

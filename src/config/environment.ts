@@ -34,7 +34,12 @@ export function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     const key = name.slice(ENV_PREFIX.length);
     const spec = ENV_KEYS[key];
     if (!spec) {
-      throw new SandboxError('INVALID_CONFIG', `Unknown environment variable ${name}; known: ${Object.keys(ENV_KEYS).map((k) => ENV_PREFIX + k).join(', ')}.`);
+      throw new SandboxError(
+        'INVALID_CONFIG',
+        `Unknown environment variable ${name}; known: ${Object.keys(ENV_KEYS)
+          .map((k) => ENV_PREFIX + k)
+          .join(', ')}.`,
+      );
     }
     if (spec.path.length === 0) continue;
     let value: unknown = raw;
@@ -49,7 +54,10 @@ export function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
       }
       value = /^(1|true|yes)$/i.test(raw);
     } else if (spec.kind === 'list') {
-      value = raw.split(',').map((s) => s.trim()).filter(Boolean);
+      value = raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     }
     setPath(out, spec.path, value);
   }
@@ -71,4 +79,3 @@ export function envVarFor(path: ReadonlyArray<string | number>): string | undefi
   const key = Object.entries(ENV_KEYS).find(([, spec]) => spec.path.length > 0 && spec.path.join('.') === path.join('.'))?.[0];
   return key ? ENV_PREFIX + key : undefined;
 }
-

@@ -116,7 +116,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     checkConfigInvariants(layer.value, layer.name, projectRoot);
     const partial = ConfigSchema.safeParse(layer.value);
     if (!partial.success) {
-      throw new SandboxError('INVALID_CONFIG', `Invalid configuration: ${partial.error.issues.map((i) => formatIssue(i, layer.name)).join('; ')}.`);
+      throw new SandboxError(
+        'INVALID_CONFIG',
+        `Invalid configuration: ${partial.error.issues.map((i) => formatIssue(i, layer.name)).join('; ')}.`,
+      );
     }
     if (layer === projectLayer) {
       const before = ConfigSchema.parse(mergeConfig(...layers.slice(0, layers.indexOf(layer)).map((l) => l.value)));
@@ -125,9 +128,16 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     sources.push(layer.name);
   }
   const merged = ConfigSchema.parse(mergeConfig(...layers.map((l) => l.value)));
-  const logsSource = [...layers].reverse().find((l) => isPlainObject(l.value) && isPlainObject(l.value.logs) && l.value.logs.dir !== undefined)?.name;
+  const logsSource = [...layers]
+    .reverse()
+    .find((l) => isPlainObject(l.value) && isPlainObject(l.value.logs) && l.value.logs.dir !== undefined)?.name;
   const logsDir = merged.logs.dir === undefined ? defaultLogsDir(env) : resolve(projectRoot, merged.logs.dir);
-  checkLogsDir(logsDir, projectRoot, logsSource ?? 'defaults', merged.mountAllow.filter((m) => m.writable).map((m) => resolve(projectRoot, m.hostPath)));
+  checkLogsDir(
+    logsDir,
+    projectRoot,
+    logsSource ?? 'defaults',
+    merged.mountAllow.filter((m) => m.writable).map((m) => resolve(projectRoot, m.hostPath)),
+  );
   const mountAllow = merged.mountAllow.map((m) => ({ ...m, hostPath: resolve(projectRoot, m.hostPath) }));
   // Resolved once: the mount checks and the log store see the same real folder.
   return { ...merged, logs: { ...merged.logs, dir: realPathOf(logsDir) }, mountAllow, projectRoot, sources };

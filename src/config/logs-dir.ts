@@ -66,4 +66,3 @@ export function checkLogsDir(logsDir: string, projectRoot: string, source: strin
     }
   }
 }
-

@@ -45,17 +45,24 @@ export function checkProjectFile(file: string, layer: unknown, trusted: { allow:
   for (const { path, why } of USER_ONLY) {
     if (get(layer, path) !== undefined) throw refuse(file, path.join('.'), `decides ${why}`);
   }
-  if (get(layer, ['plugin', 'confirmStart']) === false) throw refuse(file, 'plugin.confirmStart', 'would start containers without asking the user');
+  if (get(layer, ['plugin', 'confirmStart']) === false)
+    throw refuse(file, 'plugin.confirmStart', 'would start containers without asking the user');
   const localOnly = get(layer, ['images', 'localOnly']);
   if (Array.isArray(localOnly)) {
     const dropped = trusted.localOnly.filter((p) => !localOnly.includes(p));
-    if (dropped.length) throw refuse(file, 'images.localOnly', `drops ${dropped.join(', ')} (those images would then be pulled from a registry)`);
+    if (dropped.length)
+      throw refuse(file, 'images.localOnly', `drops ${dropped.join(', ')} (those images would then be pulled from a registry)`);
   }
   const allow = get(layer, ['images', 'allow']);
   if (Array.isArray(allow)) {
     // Narrower only: each of its patterns, read as a name, must fall under a pattern already allowed.
     const allowed = picomatch([...trusted.allow], { dot: true });
     const wider = allow.filter((p): p is string => typeof p === 'string' && !allowed(p) && !allowed(`${p}:latest`));
-    if (wider.length) throw refuse(file, 'images.allow', `adds ${wider.join(', ')}, which the allowlist in force (${trusted.allow.join(', ')}) does not cover`);
+    if (wider.length)
+      throw refuse(
+        file,
+        'images.allow',
+        `adds ${wider.join(', ')}, which the allowlist in force (${trusted.allow.join(', ')}) does not cover`,
+      );
   }
 }

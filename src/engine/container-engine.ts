@@ -131,11 +131,7 @@ export interface ContainerEngine {
   /** @returns undefined if the container does not exist. */
   inspectContainer(idOrName: string): Promise<ContainerState | undefined>;
   listContainers(labels: Record<string, string>): Promise<ContainerSummary[]>;
-  exec(
-    containerId: string,
-    spec: ExecSpec,
-    onOutput: (stream: StreamId, chunk: Buffer) => void,
-  ): Promise<ExecSession>;
+  exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession>;
   /**
    * Removes containers synchronously (force). For process-exit hooks only, where no
    * asynchronous work can run. Best effort; returns the ids it could not remove.

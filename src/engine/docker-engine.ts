@@ -32,7 +32,10 @@ function dockerOptions(conn: EngineConnection): Docker.DockerOptions {
     try {
       return readFileSync(join(conn.certPath ?? '', f));
     } catch (e) {
-      throw new SandboxError('INVALID_CONFIG', `TLS is on (DOCKER_TLS_VERIFY) but ${join(conn.certPath ?? '', f)} cannot be read: ${(e as Error).message}`);
+      throw new SandboxError(
+        'INVALID_CONFIG',
+        `TLS is on (DOCKER_TLS_VERIFY) but ${join(conn.certPath ?? '', f)} cannot be read: ${(e as Error).message}`,
+      );
     }
   };
   return { host: conn.host, port: conn.port, protocol: 'https', ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') };
@@ -45,7 +48,14 @@ function execTransport(conn: EngineConnection, options: Docker.DockerOptions): E
   if (conn.protocol === 'http') return { kind: 'net', options: { host: conn.host, port: conn.port }, hostHeader };
   return {
     kind: 'tls',
-    options: { host: conn.host, port: conn.port, ca: options.ca, cert: options.cert, key: options.key, ...(net.isIP(conn.host) ? {} : { servername: conn.host }) },
+    options: {
+      host: conn.host,
+      port: conn.port,
+      ca: options.ca,
+      cert: options.cert,
+      key: options.key,
+      ...(net.isIP(conn.host) ? {} : { servername: conn.host }),
+    },
     hostHeader,
   };
 }
@@ -141,10 +151,14 @@ export class DockerEngine implements ContainerEngine {
         { cause: e, data: { image: ref } },
       );
     }
-    return new SandboxError('IMAGE_PULL_FAILED', `Pull of ${ref} failed: ${said}. Check the engine's network and registry access (docker pull ${ref} shows the same), or load the image another way.`, {
-      cause: e,
-      data: { image: ref, ...(err.statusCode ? { status: err.statusCode } : {}) },
-    });
+    return new SandboxError(
+      'IMAGE_PULL_FAILED',
+      `Pull of ${ref} failed: ${said}. Check the engine's network and registry access (docker pull ${ref} shows the same), or load the image another way.`,
+      {
+        cause: e,
+        data: { image: ref, ...(err.statusCode ? { status: err.statusCode } : {}) },
+      },
+    );
   }
 
   async createContainer(spec: ContainerSpec): Promise<string> {
@@ -194,7 +208,9 @@ export class DockerEngine implements ContainerEngine {
         throw new SandboxError('IMAGE_NOT_FOUND', `Image ${spec.image} is not present on the engine.`, { data: { image: spec.image } });
       }
       if (err.statusCode === 409) {
-        throw new SandboxError('INVALID_ARGUMENT', `A container named ${JSON.stringify(spec.name)} already exists: choose another name.`, { data: { name: spec.name } });
+        throw new SandboxError('INVALID_ARGUMENT', `A container named ${JSON.stringify(spec.name)} already exists: choose another name.`, {
+          data: { name: spec.name },
+        });
       }
       if (/init binary not found/i.test(engineMessage(err))) {
         // Podman installed without its recommended packages has no init for `Init: true`.
@@ -214,7 +230,9 @@ export class DockerEngine implements ContainerEngine {
       await this.docker.getContainer(id).start();
     } catch (e) {
       if (asHttpError(e).statusCode === 304) return;
-      throw new SandboxError('CONTAINER_START_FAILED', `Container ${id.slice(0, 12)} did not start: ${engineMessage(asHttpError(e))}`, { cause: e });
+      throw new SandboxError('CONTAINER_START_FAILED', `Container ${id.slice(0, 12)} did not start: ${engineMessage(asHttpError(e))}`, {
+        cause: e,
+      });
     }
   }
 
@@ -301,9 +319,15 @@ export class DockerEngine implements ContainerEngine {
   async exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession> {
     const gone = (err: EngineHttpError) =>
       containerGone(err)
-        ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`, { data: { containerId } })
+        ? new SandboxError(
+            'CONTAINER_NOT_FOUND',
+            `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`,
+            { data: { containerId } },
+          )
         : err.statusCode === 409
-          ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${engineMessage(err)}`, { data: { containerId } })
+          ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${engineMessage(err)}`, {
+              data: { containerId },
+            })
           : undefined;
     let exec: Docker.Exec;
     try {

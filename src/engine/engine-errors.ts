@@ -17,7 +17,6 @@ export function asHttpError(e: unknown): EngineHttpError {
 
 export const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'EACCES', 'ECONNRESET', 'EHOSTUNREACH', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
 
-
 /**
  * The engine's own words. docker-modem puts the body of an error answer into `json` for
  * ordinary requests but only into the message text for streamed ones (a pull): `(HTTP code

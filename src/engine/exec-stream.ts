@@ -25,8 +25,7 @@ import tls from 'node:tls';
 
 /** How to open a connection to the engine. */
 export type EngineTransport =
-  | { kind: 'net'; options: net.NetConnectOpts; hostHeader: string }
-  | { kind: 'tls'; options: tls.ConnectionOptions; hostHeader: string };
+  { kind: 'net'; options: net.NetConnectOpts; hostHeader: string } | { kind: 'tls'; options: tls.ConnectionOptions; hostHeader: string };
 
 /** The engine refused to start the exec: its HTTP status and message. */
 export class ExecStartError extends Error {
@@ -111,11 +110,17 @@ export function openExecStream(
       head = Buffer.concat([head, buf.subarray(start, end)]);
       const cut = head.indexOf('\r\n\r\n');
       if (cut === -1) {
-        if (head.length > MAX_HEAD_BYTES) failOpen(new Error(`The engine's answer to starting a command has no end of headers after ${MAX_HEAD_BYTES} bytes.`));
+        if (head.length > MAX_HEAD_BYTES)
+          failOpen(new Error(`The engine's answer to starting a command has no end of headers after ${MAX_HEAD_BYTES} bytes.`));
         return;
       }
       const response = parseHead(head.toString('latin1', 0, cut));
-      if (!response) return failOpen(new Error(`The engine answered starting a command with something that is not HTTP: ${JSON.stringify(head.toString('latin1', 0, Math.min(cut, 80)))}`));
+      if (!response)
+        return failOpen(
+          new Error(
+            `The engine answered starting a command with something that is not HTTP: ${JSON.stringify(head.toString('latin1', 0, Math.min(cut, 80)))}`,
+          ),
+        );
       const rest = head.subarray(cut + 4);
       head = Buffer.alloc(0);
       if (response.status === 101 || response.status === 200) {
@@ -167,7 +172,10 @@ export function openExecStream(
     socket = connected;
     connected.on(transport.kind === 'tls' ? 'secureConnect' : 'connect', () => connected.write(request));
     // An engine that takes the connection but never answers would hold the command forever.
-    answerTimer = setTimeout(() => failOpen(new Error(`The engine did not answer the start of a command within ${answerTimeoutMs} ms.`)), answerTimeoutMs);
+    answerTimer = setTimeout(
+      () => failOpen(new Error(`The engine did not answer the start of a command within ${answerTimeoutMs} ms.`)),
+      answerTimeoutMs,
+    );
 
     const onEnd = () => {
       if (phase === 'stream') {

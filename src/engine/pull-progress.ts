@@ -8,23 +8,38 @@ const MAX_PROGRESS_LINE = 1024 * 1024;
  * error the engine reported in the stream, if any. A line that is not JSON is skipped and
  * a stream error rejects: nothing the engine sends can throw outside this promise.
  */
-export async function readPullProgress(ref: string, stream: NodeJS.ReadableStream, onProgress?: (p: PullProgress) => void): Promise<string | undefined> {
+export async function readPullProgress(
+  ref: string,
+  stream: NodeJS.ReadableStream,
+  onProgress?: (p: PullProgress) => void,
+): Promise<string | undefined> {
   let pending = '';
   let failed: string | undefined;
   const line = (text: string) => {
-    let event: { id?: unknown; status?: unknown; error?: unknown; errorDetail?: { message?: unknown }; progressDetail?: { current?: unknown; total?: unknown } };
+    let event: {
+      id?: unknown;
+      status?: unknown;
+      error?: unknown;
+      errorDetail?: { message?: unknown };
+      progressDetail?: { current?: unknown; total?: unknown };
+    };
     try {
       event = JSON.parse(text) as typeof event;
     } catch {
       return;
     }
     if (typeof event !== 'object' || event === null || Array.isArray(event)) return;
-    const error = typeof event.errorDetail?.message === 'string' ? event.errorDetail.message : typeof event.error === 'string' ? event.error : undefined;
+    const error =
+      typeof event.errorDetail?.message === 'string'
+        ? event.errorDetail.message
+        : typeof event.error === 'string'
+          ? event.error
+          : undefined;
     if (error !== undefined) failed ??= error;
     const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
     onProgress?.({
       id: typeof event.id === 'string' ? event.id : ref,
-      status: typeof event.status === 'string' ? event.status : error ?? '',
+      status: typeof event.status === 'string' ? event.status : (error ?? ''),
       current: num(event.progressDetail?.current),
       total: num(event.progressDetail?.total),
     });
@@ -41,4 +56,3 @@ export async function readPullProgress(ref: string, stream: NodeJS.ReadableStrea
   if (pending.trim()) line(pending.trim());
   return failed;
 }
-

@@ -13,7 +13,9 @@ const REMOVER = fileURLToPath(new URL('../../scripts/engine/remove-containers.cj
 export function removeContainersSync(conn: EngineConnection, ids: string[], timeoutMs: number): string[] {
   if (ids.length === 0) return [];
   const request =
-    conn.kind === 'socket' ? { socketPath: conn.socketPath } : { host: conn.host, port: conn.port, protocol: `${conn.protocol}:`, certPath: conn.certPath };
+    conn.kind === 'socket'
+      ? { socketPath: conn.socketPath }
+      : { host: conn.host, port: conn.port, protocol: `${conn.protocol}:`, certPath: conn.certPath };
   const r = spawnSync(process.execPath, [REMOVER], {
     input: JSON.stringify({ ids, request }),
     timeout: timeoutMs,

@@ -75,9 +75,17 @@ function analyse(ref: string): { ok: ImageReference } | { problem: string } {
   const path = hasDomain ? parts.slice(1) : parts;
   for (const c of path) {
     if (c === '') return { problem: 'it has an empty path component (// or a leading or trailing /)' };
-    if (!PATH_COMPONENT.test(c)) return { problem: `its path component ${JSON.stringify(c)} is not lower-case letters and digits joined by . _ __ or -` };
+    if (!PATH_COMPONENT.test(c))
+      return { problem: `its path component ${JSON.stringify(c)} is not lower-case letters and digits joined by . _ __ or -` };
   }
-  return { ok: { ...(hasDomain ? { domain: first } : {}), path: path.join('/'), ...(tag !== undefined ? { tag } : {}), ...(digest !== undefined ? { digest } : {}) } };
+  return {
+    ok: {
+      ...(hasDomain ? { domain: first } : {}),
+      path: path.join('/'),
+      ...(tag !== undefined ? { tag } : {}),
+      ...(digest !== undefined ? { digest } : {}),
+    },
+  };
 }
 
 /** Why `ref` is not an image reference, or undefined when it is one. */
@@ -94,5 +102,7 @@ export function parseImageReference(ref: string): ImageReference {
   const r = analyse(ref);
   if ('ok' in r) return r.ok;
   const shown = String(ref).length > 300 ? `${String(ref).slice(0, 300)}…` : String(ref);
-  throw new SandboxError('INVALID_ARGUMENT', `${JSON.stringify(shown)} is not a valid image reference: ${r.problem}.`, { data: { image: shown } });
+  throw new SandboxError('INVALID_ARGUMENT', `${JSON.stringify(shown)} is not a valid image reference: ${r.problem}.`, {
+    data: { image: shown },
+  });
 }

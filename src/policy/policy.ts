@@ -51,7 +51,8 @@ export type NetworkMode = (typeof NETWORK_MODES)[number];
 export const BASE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
 export const ADDABLE_CAPABILITIES = ['AUDIT_WRITE', 'MKNOD', 'NET_BIND_SERVICE', 'NET_RAW', 'SETFCAP', 'SETPCAP', 'SYS_CHROOT'] as const;
 export type AddableCapability = (typeof ADDABLE_CAPABILITIES)[number];
-const DANGEROUS_CAPS = /^(CAP_)?(SYS_ADMIN|SYS_MODULE|SYS_PTRACE|SYS_RAWIO|SYS_BOOT|SYS_TIME|NET_ADMIN|DAC_READ_SEARCH|SYS_RESOURCE|MAC_ADMIN|MAC_OVERRIDE|SYSLOG|BPF|PERFMON|ALL|LINUX_IMMUTABLE|BLOCK_SUSPEND|WAKE_ALARM|IPC_LOCK|IPC_OWNER|LEASE|AUDIT_CONTROL|AUDIT_READ|SYS_PACCT|SYS_NICE|SYS_TTY_CONFIG|CHECKPOINT_RESTORE)$/i;
+const DANGEROUS_CAPS =
+  /^(CAP_)?(SYS_ADMIN|SYS_MODULE|SYS_PTRACE|SYS_RAWIO|SYS_BOOT|SYS_TIME|NET_ADMIN|DAC_READ_SEARCH|SYS_RESOURCE|MAC_ADMIN|MAC_OVERRIDE|SYSLOG|BPF|PERFMON|ALL|LINUX_IMMUTABLE|BLOCK_SUSPEND|WAKE_ALARM|IPC_LOCK|IPC_OWNER|LEASE|AUDIT_CONTROL|AUDIT_READ|SYS_PACCT|SYS_NICE|SYS_TTY_CONFIG|CHECKPOINT_RESTORE)$/i;
 
 /** The capabilities a container gets: the base set and the configured additions, once each. */
 export function containerCapabilities(capAdd: readonly AddableCapability[]): string[] {
@@ -85,7 +86,8 @@ export function checkConfigInvariants(raw: unknown, source: string, baseDir: str
     for (const m of obj.mountAllow) {
       const p = (m as { hostPath?: unknown } | null)?.hostPath;
       // Resolved first: a link to / (or to an engine path) is what it points at.
-      if (typeof p === 'string' && touchesEnginePath(realpathOrResolve(resolve(baseDir, p)))) throw violation('noEngineMount', `${source}: mountAllow ${p}`);
+      if (typeof p === 'string' && touchesEnginePath(realpathOrResolve(resolve(baseDir, p))))
+        throw violation('noEngineMount', `${source}: mountAllow ${p}`);
     }
   }
   if (typeof obj.task === 'object' && obj.task !== null) checkConfigInvariants(obj.task, `${source} task`, baseDir);
@@ -93,9 +95,23 @@ export function checkConfigInvariants(raw: unknown, source: string, baseDir: str
 
 /** Paths of container engines; mounting any of them (or a folder holding one) hands over the host. */
 const ENGINE_PATHS = [
-  '/var/run/docker.sock', '/run/docker.sock', '/var/run/docker', '/run/docker', '/var/lib/docker',
-  '/run/containerd', '/var/run/containerd', '/var/lib/containerd', '/run/podman', '/var/run/podman',
-  '/var/lib/containers', '/run/crio', '/var/run/crio', '/proc', '/sys', '/dev', '/boot',
+  '/var/run/docker.sock',
+  '/run/docker.sock',
+  '/var/run/docker',
+  '/run/docker',
+  '/var/lib/docker',
+  '/run/containerd',
+  '/var/run/containerd',
+  '/var/lib/containerd',
+  '/run/podman',
+  '/var/run/podman',
+  '/var/lib/containers',
+  '/run/crio',
+  '/var/run/crio',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/boot',
 ];
 /** Rootless engines keep their sockets in the user's runtime folder: inside one of these is forbidden... */
 const USER_ENGINE_PATH = /^\/(?:var\/)?run\/user\/\d+\/(?:docker\.sock|docker|podman|containerd)(?:\/|$)/;
@@ -125,7 +141,10 @@ export function containerNameProblem(name: string): string | undefined {
 export function checkContainerName(name: string): void {
   const problem = containerNameProblem(name);
   if (problem) {
-    throw new SandboxError('INVALID_ARGUMENT', `Container name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} is not valid: ${problem}.`);
+    throw new SandboxError(
+      'INVALID_ARGUMENT',
+      `Container name ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)} is not valid: ${problem}.`,
+    );
   }
 }
 
@@ -148,7 +167,9 @@ function shortImageRef(ref: string): string {
   let rest = ref;
   if (first && (first.includes('.') || first.includes(':') || first.toLowerCase() === 'localhost')) {
     const host = first.toLowerCase().replace(/:443$/, '');
-    rest = ['docker.io', 'index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com'].includes(host) ? ref.slice(slash + 1) : `${host}${ref.slice(slash)}`;
+    rest = ['docker.io', 'index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com'].includes(host)
+      ? ref.slice(slash + 1)
+      : `${host}${ref.slice(slash)}`;
   }
   return rest.replace(/^library\//, '');
 }
@@ -216,13 +237,22 @@ export interface MountCheckOptions {
  * link can neither smuggle in a forbidden path nor stretch a rule beyond what it names: a
  * rule whose real path is itself forbidden (a link to /) allows nothing.
  */
-export function checkMounts(requests: readonly MountRequest[], rules: readonly MountRule[], options: MountCheckOptions = {}): Array<Required<MountRequest>> {
+export function checkMounts(
+  requests: readonly MountRequest[],
+  rules: readonly MountRule[],
+  options: MountCheckOptions = {},
+): Array<Required<MountRequest>> {
   const extra = options.engineSocket ? [realpathOrResolve(options.engineSocket)] : [];
-  const realRules = rules.map((r) => ({ hostPath: realpathOrResolve(r.hostPath), writable: r.writable })).filter((r) => !touchesEnginePath(r.hostPath, extra));
+  const realRules = rules
+    .map((r) => ({ hostPath: realpathOrResolve(r.hostPath), writable: r.writable }))
+    .filter((r) => !touchesEnginePath(r.hostPath, extra));
   const logsDir = options.logsDir ? realpathOrResolve(options.logsDir) : undefined;
   return requests.map((m) => {
     if (!isAbsolute(m.containerPath)) {
-      throw new SandboxError('INVALID_ARGUMENT', `Mount target ${JSON.stringify(m.containerPath)} must be an absolute path in the container.`);
+      throw new SandboxError(
+        'INVALID_ARGUMENT',
+        `Mount target ${JSON.stringify(m.containerPath)} must be an absolute path in the container.`,
+      );
     }
     const host = realpathOrResolve(m.hostPath);
     if (touchesEnginePath(host, extra)) throw violation('noEngineMount', `mount of ${m.hostPath}`);
@@ -230,7 +260,10 @@ export function checkMounts(requests: readonly MountRequest[], rules: readonly M
     if (!rule) throw violation('mountAllowlist', `mount of ${m.hostPath} (not on the mount allowlist)`);
     if (m.writable && !rule.writable) throw violation('mountAllowlist', `writable mount of ${m.hostPath} (allowed read-only only)`);
     if (m.writable && logsDir && (within(logsDir, host) || within(host, logsDir))) {
-      throw violation('logsOutsideMounts', `writable mount of ${m.hostPath} (the log folder ${logsDir} is inside it; set logs.dir elsewhere or mount read-only)`);
+      throw violation(
+        'logsOutsideMounts',
+        `writable mount of ${m.hostPath} (the log folder ${logsDir} is inside it; set logs.dir elsewhere or mount read-only)`,
+      );
     }
     return { hostPath: host, containerPath: m.containerPath, writable: m.writable ?? false };
   });

@@ -40,4 +40,3 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
     actionHandlers: { ...createDockerActionHandlers(runtime), runContainerTask: createRunContainerTaskHandler(runtime) },
   };
 }
-

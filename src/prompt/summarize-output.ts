@@ -27,7 +27,10 @@ export function liteModelSummarizer(generateContentFn: GenerateContentFunction, 
   return async (input) => {
     const calls = await generateContentFn(
       [
-        { type: 'systemPrompt', systemPrompt: 'You summarize shell command output for a coding assistant. Be factual; quote error messages exactly.' },
+        {
+          type: 'systemPrompt',
+          systemPrompt: 'You summarize shell command output for a coding assistant. Be factual; quote error messages exactly.',
+        },
         { type: 'user', text: summarizePrompt(input) },
       ],
       [SUMMARIZE_OUTPUT_DEF],

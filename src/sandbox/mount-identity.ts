@@ -70,7 +70,9 @@ export function mountMismatches(
     const at = entries.filter((e) => e.mountPoint === m.containerPath).pop();
     if (!at) problems.push(`${m.containerPath}: no mount there`);
     else if (at.device !== m.identity.device || at.root !== m.identity.root) {
-      problems.push(`${m.containerPath}: expected ${m.hostPath} (device ${m.identity.device}, ${m.identity.root}), found device ${at.device}, ${at.root}`);
+      problems.push(
+        `${m.containerPath}: expected ${m.hostPath} (device ${m.identity.device}, ${m.identity.root}), found device ${at.device}, ${at.root}`,
+      );
     }
   }
   return problems;

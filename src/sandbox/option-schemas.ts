@@ -14,7 +14,8 @@ import { NETWORK_MODES } from '../policy/policy.js';
 const absolutePath = z.string().regex(/^\//, 'must be an absolute path in the container');
 const environment = z.record(z.string(), z.string()).superRefine((env, ctx) => {
   for (const name of Object.keys(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) ctx.addIssue({ code: 'custom', message: `Environment variable name ${JSON.stringify(name)} is not valid` });
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      ctx.addIssue({ code: 'custom', message: `Environment variable name ${JSON.stringify(name)} is not valid` });
   }
 });
 const whole = (b: { min: number; max: number }) => z.number().int().min(b.min).max(b.max);

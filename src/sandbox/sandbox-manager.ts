@@ -8,7 +8,17 @@ import { SandboxError } from '../errors.js';
 import { LogStore } from '../capture/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
 import { containerLabels, currentOwner } from './labels.js';
-import { checkConfigInvariants, checkContainerName, checkImageAllowed, checkMounts, containerCapabilities, imageMatches, INVARIANTS, type MountRequest, type NetworkMode } from '../policy/policy.js';
+import {
+  checkConfigInvariants,
+  checkContainerName,
+  checkImageAllowed,
+  checkMounts,
+  containerCapabilities,
+  imageMatches,
+  INVARIANTS,
+  type MountRequest,
+  type NetworkMode,
+} from '../policy/policy.js';
 import { hostIdentity, mountMismatches } from './mount-identity.js';
 import { checkOptions, StartOptionsSchema } from './option-schemas.js';
 import { Sandbox } from './sandbox.js';
@@ -76,9 +86,13 @@ export function containerUser(
   if (writable.length === 0) return c.user;
   let user = c.user;
   if (user !== undefined && !/^\d+(:\d+)?$/.test(user)) {
-    throw new SandboxError('POLICY_VIOLATION', `user ${JSON.stringify(user)} with a writable mount: not allowed (with a writable mount the user must be a numeric uid[:gid], since the image decides what a name means).`, {
-      data: { rule: 'noRootWithWritableMounts' },
-    });
+    throw new SandboxError(
+      'POLICY_VIOLATION',
+      `user ${JSON.stringify(user)} with a writable mount: not allowed (with a writable mount the user must be a numeric uid[:gid], since the image decides what a name means).`,
+      {
+        data: { rule: 'noRootWithWritableMounts' },
+      },
+    );
   }
   if (user === undefined) {
     const { uid, gid } = hostUser;
@@ -109,14 +123,21 @@ export function containerUser(
  * Checked where the engine is local (a unix socket: same machine, same paths).
  * @throws SandboxError POLICY_VIOLATION naming each mount that is not what was checked.
  */
-async function verifyMounts(sandbox: Sandbox, expected: Array<{ hostPath: string; containerPath: string; identity: { device: string; root: string } | undefined }>): Promise<void> {
+async function verifyMounts(
+  sandbox: Sandbox,
+  expected: Array<{ hostPath: string; containerPath: string; identity: { device: string; root: string } | undefined }>,
+): Promise<void> {
   const known = expected.filter((m): m is typeof m & { identity: { device: string; root: string } } => m.identity !== undefined);
   if (known.length === 0) return;
   const problems = mountMismatches(known, await sandbox.mountTable());
   if (problems.length) {
-    throw new SandboxError('POLICY_VIOLATION', `The container's mounts are not the folders that were checked (${problems.join('; ')}): not allowed (${INVARIANTS.mountAllowlist}). Something changed a path while the container was created.`, {
-      data: { rule: 'mountAllowlist' },
-    });
+    throw new SandboxError(
+      'POLICY_VIOLATION',
+      `The container's mounts are not the folders that were checked (${problems.join('; ')}): not allowed (${INVARIANTS.mountAllowlist}). Something changed a path while the container was created.`,
+      {
+        data: { rule: 'mountAllowlist' },
+      },
+    );
   }
 }
 
@@ -212,7 +233,11 @@ export class SandboxManager {
         );
       }
       if (!c.images.pull) {
-        throw new SandboxError('IMAGE_NOT_FOUND', `Image ${image} is not present and pulling is off (images.pull=false). Build or load it first.`, { data: { image } });
+        throw new SandboxError(
+          'IMAGE_NOT_FOUND',
+          `Image ${image} is not present and pulling is off (images.pull=false). Build or load it first.`,
+          { data: { image } },
+        );
       }
       await this.engine.pullImage(image, options.onPullProgress, options.signal);
     }
@@ -224,7 +249,10 @@ export class SandboxManager {
     const name = options.name ?? `genaicode-docker-${this.sessionId.slice(-6)}-${++this.seq}`;
     const readOnlyRoot = options.readOnlyRoot ?? c.readOnlyRoot;
     const tmpfs: TmpfsMount[] = readOnlyRoot
-      ? [{ path: '/tmp', sizeBytes: c.tmpfsSize }, ...(mounts.some((m) => m.containerPath === workdir) ? [] : [{ path: workdir, sizeBytes: c.tmpfsSize }])]
+      ? [
+          { path: '/tmp', sizeBytes: c.tmpfsSize },
+          ...(mounts.some((m) => m.containerPath === workdir) ? [] : [{ path: workdir, sizeBytes: c.tmpfsSize }]),
+        ]
       : [];
     const memoryBytes = options.memoryBytes ?? c.limits.memory;
     const pidsLimit = options.pids ?? c.limits.pids;

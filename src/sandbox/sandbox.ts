@@ -88,7 +88,8 @@ export class Sandbox implements AsyncDisposable {
     const commandText = typeof command === 'string' ? command : command.join(' ');
     if (commandText.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'The command is empty.');
     if (this.stopped) throw this.goneError();
-    if (options.signal?.aborted) throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
+    if (options.signal?.aborted)
+      throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
 
     const started = performance.now();
     const capture = new CommandCapture(this.deps.logs, options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd', this.deps.exec);
@@ -111,10 +112,16 @@ export class Sandbox implements AsyncDisposable {
       if (this.stopped || !(await this.deps.engine.inspectContainer(this.id))?.running) throw this.goneError(undefined, capture.logPath);
     }
     const limits = await this.limitsHit(capture.protocol.startCounters, trailer, ending);
-    const result = this.result(commandText, capture, ending, limits, { timeoutMs, overlapped: slot.overlapped, durationMs: performance.now() - started });
+    const result = this.result(commandText, capture, ending, limits, {
+      timeoutMs,
+      overlapped: slot.overlapped,
+      durationMs: performance.now() - started,
+    });
     // No log, no metadata: its path may not be a folder of ours (see LogStore).
     if (!capture.log.error) {
-      await this.deps.logs.writeMeta(result.logPath, { container: this.info.name, image: this.info.image, ...result, stdout: undefined, stderr: undefined }).catch(() => undefined);
+      await this.deps.logs
+        .writeMeta(result.logPath, { container: this.info.name, image: this.info.image, ...result, stdout: undefined, stderr: undefined })
+        .catch(() => undefined);
     }
     return result;
   }
@@ -128,16 +135,29 @@ export class Sandbox implements AsyncDisposable {
   }
 
   /** Starts the wrapped command; its output flows into `capture`. */
-  private launch(command: string | readonly string[], options: ExecOptions, capture: CommandCapture, execMark: string): Promise<ExecSession> {
+  private launch(
+    command: string | readonly string[],
+    options: ExecOptions,
+    capture: CommandCapture,
+    execMark: string,
+  ): Promise<ExecSession> {
     const env = [execMark, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
-    return this.deps.engine.exec(this.id, { cmd: wrapCommand(command), env, workdir: options.workdir ?? this.info.workdir }, capture.onOutput);
+    return this.deps.engine.exec(
+      this.id,
+      { cmd: wrapCommand(command), env, workdir: options.workdir ?? this.info.workdir },
+      capture.onOutput,
+    );
   }
 
   /**
    * Waits for the command's output to end. A timeout or an abort kills its process tree
    * (then stops reading output that something outside the tree still holds open).
    */
-  private async awaitEnd(live: ExecSession, capture: CommandCapture, o: { timeoutMs: number; execMark: string; signal?: AbortSignal }): Promise<CommandEnding> {
+  private async awaitEnd(
+    live: ExecSession,
+    capture: CommandCapture,
+    o: { timeoutMs: number; execMark: string; signal?: AbortSignal },
+  ): Promise<CommandEnding> {
     let interrupted: 'timeout' | 'cancel' | undefined;
     let killReport: string | undefined;
     let killing: Promise<void> | undefined;
@@ -147,7 +167,13 @@ export class Sandbox implements AsyncDisposable {
       killing = (async () => {
         const pid = await Promise.race([capture.protocol.waitForPid(), delay(2_000).then(() => undefined)]);
         killReport = await this.killTree(pid ?? 0, o.execMark);
-        const drained = await Promise.race([live.done.then(() => true, () => true), delay(KILL_DRAIN_MS).then(() => false)]);
+        const drained = await Promise.race([
+          live.done.then(
+            () => true,
+            () => true,
+          ),
+          delay(KILL_DRAIN_MS).then(() => false),
+        ]);
         if (!drained) live.detach();
       })();
     };
@@ -170,7 +196,11 @@ export class Sandbox implements AsyncDisposable {
   }
 
   /** Whether the command hit the memory or the process limit, from the counters before and after it. */
-  private async limitsHit(before: Counters | undefined, after: Counters | undefined, ending: CommandEnding): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
+  private async limitsHit(
+    before: Counters | undefined,
+    after: Counters | undefined,
+    ending: CommandEnding,
+  ): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
     if (before && after) {
       // The wrapper read the counters before and after: exact, and no extra exec.
       return { oomKilled: after.oomKills > before.oomKills, pidsLimitHit: after.pidsRefused > before.pidsRefused };
@@ -219,7 +249,16 @@ export class Sandbox implements AsyncDisposable {
     };
   }
 
-  private explain(f: { timedOut: boolean; canceled: boolean; oomKilled: boolean; pidsLimitHit: boolean; overlapped: boolean; timeoutMs: number; killReport?: string; logError?: string }): string | undefined {
+  private explain(f: {
+    timedOut: boolean;
+    canceled: boolean;
+    oomKilled: boolean;
+    pidsLimitHit: boolean;
+    overlapped: boolean;
+    timeoutMs: number;
+    killReport?: string;
+    logError?: string;
+  }): string | undefined {
     const parts: string[] = [];
     if (f.timedOut) parts.push(`timed out after ${f.timeoutMs} ms; its process tree was killed`);
     if (f.canceled) parts.push('canceled; its process tree was killed');
@@ -319,5 +358,3 @@ export class Sandbox implements AsyncDisposable {
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref());
 }
-
-

@@ -50,7 +50,11 @@ export function processAlive(pid: number): boolean {
 
 /** Is `owner` this very process (not an earlier one that had the same pid)? */
 function isSelf(owner: Owner, self: Owner): boolean {
-  return owner.host === self.host && owner.pid === self.pid && (owner.start === undefined || self.start === undefined || owner.start === self.start);
+  return (
+    owner.host === self.host &&
+    owner.pid === self.pid &&
+    (owner.start === undefined || self.start === undefined || owner.start === self.start)
+  );
 }
 
 type ResolvedSweepOptions = Required<Pick<SweepOptions, 'now' | 'isAlive' | 'startOf' | 'self'>> & SweepOptions;
@@ -66,7 +70,10 @@ export function sweepVerdict(c: ContainerSummary, o: ResolvedSweepOptions): Swee
   if (expired && expires + EXPIRY_GRACE_MS <= o.now.getTime()) return { remove: 'expired' };
   const owner = parseOwner(c.labels[LABEL.owner], c.labels[LABEL.ownerStart]);
   const ending = 'expired, ending by itself';
-  if (!owner) return Number.isFinite(expires) ? { keep: expired ? ending : 'no owner label; its expiry will end it' } : { remove: 'unlabelled-owner' };
+  if (!owner)
+    return Number.isFinite(expires)
+      ? { keep: expired ? ending : 'no owner label; its expiry will end it' }
+      : { remove: 'unlabelled-owner' };
   // Another machine's process: cannot tell if it lives; its expiry will end the container.
   if (owner.host !== o.self.host) return { keep: expired ? ending : 'owner on another host' };
   if (isSelf(owner, o.self)) return { keep: 'this process' };
@@ -98,7 +105,13 @@ export async function sweepContainers(engine: ContainerEngine, options: SweepOpt
         return;
       }
       const why = verdict.remove;
-      const entry: SweptContainer = { id: c.id, name, owner, why, ...(c.labels[LABEL.expiresAt] ? { expiresAt: c.labels[LABEL.expiresAt] } : {}) };
+      const entry: SweptContainer = {
+        id: c.id,
+        name,
+        owner,
+        why,
+        ...(c.labels[LABEL.expiresAt] ? { expiresAt: c.labels[LABEL.expiresAt] } : {}),
+      };
       if (o.dryRun) {
         report.removed.push(entry);
         return;

@@ -56,6 +56,7 @@ export interface Counters {
 
 /** Longest trailer `\x1e<n>:<n>\x1e` (two 12-digit numbers). */
 const TRAILER_MAX = 28;
+// eslint-disable-next-line no-control-regex -- \x1e is the protocol's mark
 const TRAILER = /\x1e(\d{1,12}):(\d{1,12})\x1e$/;
 const EMPTY = Buffer.alloc(0);
 
@@ -76,9 +77,11 @@ function trailerStart(buf: Buffer): number {
   if (last === n - 1) {
     // A closing mark: is there a whole trailer before it? Else it may open one.
     const open = buf.lastIndexOf(MARK, n - 2);
+    // eslint-disable-next-line no-control-regex -- \x1e is the protocol's mark
     if (open !== -1 && open >= n - TRAILER_MAX && /^\x1e\d+:\d+\x1e$/.test(buf.toString('latin1', open))) return open;
     return last;
   }
+  // eslint-disable-next-line no-control-regex -- \x1e is the protocol's mark
   return /^\x1e[\d:]*$/.test(buf.toString('latin1', last)) ? last : n;
 }
 
@@ -129,7 +132,7 @@ export class WrapperStderr {
     while (this.state !== 'done' && i < chunk.length) {
       const b = chunk[i]!;
       if (this.state === 'start') {
-        if (b !== MARK) return this.endHeader(undefined), chunk;
+        if (b !== MARK) return (this.endHeader(undefined), chunk);
         this.state = 'digits';
       } else if (b === MARK && /^\d+(:\d+:\d+)?$/.test(this.digits)) {
         const [pid, oom, pids] = this.digits.split(':').map(Number);

@@ -37,10 +37,15 @@ export class GeminiTaskModel implements TaskModel {
   async call(tier: 'step' | 'summary', request: ModelRequest, signal?: AbortSignal): Promise<FunctionCall[]> {
     const model = this.client.getGenerativeModel(
       {
-        model: tier === 'step' ? (this.options.stepModel ?? DEFAULT_GEMINI_STEP_MODEL) : (this.options.summaryModel ?? DEFAULT_GEMINI_SUMMARY_MODEL),
+        model:
+          tier === 'step'
+            ? (this.options.stepModel ?? DEFAULT_GEMINI_STEP_MODEL)
+            : (this.options.summaryModel ?? DEFAULT_GEMINI_SUMMARY_MODEL),
         systemInstruction: request.system,
         tools: [{ functionDeclarations: request.functions.map(declaration) }],
-        toolConfig: { functionCallingConfig: { mode: FunctionCallingMode.ANY, allowedFunctionNames: request.functions.map((f) => f.name) } },
+        toolConfig: {
+          functionCallingConfig: { mode: FunctionCallingMode.ANY, allowedFunctionNames: request.functions.map((f) => f.name) },
+        },
         generationConfig: { temperature: 0.2 },
       },
       this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {},
@@ -49,7 +54,10 @@ export class GeminiTaskModel implements TaskModel {
     // running after the answer (the process cannot exit for a minute), and it adds an abort
     // listener to the caller's signal on every call without removing it.
     const own = new AbortController();
-    const timer = setTimeout(() => own.abort(new Error(`Gemini did not answer within ${this.options.timeoutMs ?? 60_000} ms`)), this.options.timeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () => own.abort(new Error(`Gemini did not answer within ${this.options.timeoutMs ?? 60_000} ms`)),
+      this.options.timeoutMs ?? 60_000,
+    );
     const onAbort = () => own.abort(signal?.reason);
     if (signal?.aborted) own.abort(signal.reason);
     signal?.addEventListener('abort', onAbort, { once: true });

@@ -112,7 +112,9 @@ export function renderHistory(entries: readonly HistoryEntry[], limits: Readonly
   if (i >= 0) {
     const earliest = entries.slice(0, i + 1);
     const failed = earliest.filter((e) => e.exitCode !== 0).length;
-    shown.push(`(${earliest.length} earlier commands not shown: ${earliest.length - failed} succeeded, ${failed} failed; all are in the task log)`);
+    shown.push(
+      `(${earliest.length} earlier commands not shown: ${earliest.length - failed} succeeded, ${failed} failed; all are in the task log)`,
+    );
   }
   return shown.reverse().join('\n');
 }

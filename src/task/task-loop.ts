@@ -55,7 +55,14 @@ export interface TaskResult {
 export const STEP_SYSTEM_PROMPT = 'You are an expert system operator inside a Docker container.';
 
 /** The inner-loop prompt; finishing and giving up are function calls (taskComplete / taskFailed), not magic words. */
-export function stepPrompt(o: { taskDescription: string; environment: string; history: string; commandsLeft: number; secondsLeft: number; note?: string }): string {
+export function stepPrompt(o: {
+  taskDescription: string;
+  environment: string;
+  history: string;
+  commandsLeft: number;
+  secondsLeft: number;
+  note?: string;
+}): string {
   return [
     'Based on the overall task and the history of commands executed so far, determine the single next shell command to run (call nextCommand).',
     'If the task is complete, call taskComplete. If you cannot determine the next step, call taskFailed.',
@@ -116,11 +123,15 @@ function endSentence(reason: TaskEndReason, detail: string, limits: TaskLimits):
 
 function fullLogForSummary(history: readonly HistoryEntry[]): string {
   const per = history.map((e) => {
-    const out = e.output.length > SUMMARY_OUTPUT_CHARS ? `${e.output.slice(0, SUMMARY_OUTPUT_CHARS / 2)}\n[...]\n${e.output.slice(-SUMMARY_OUTPUT_CHARS / 2)}` : e.output;
+    const out =
+      e.output.length > SUMMARY_OUTPUT_CHARS
+        ? `${e.output.slice(0, SUMMARY_OUTPUT_CHARS / 2)}\n[...]\n${e.output.slice(-SUMMARY_OUTPUT_CHARS / 2)}`
+        : e.output;
     return `#${e.step} $ ${e.command}\n${out.replace(/\n$/, '')}\n-> exit ${e.exitCode}${e.timedOut ? ' (timed out)' : ''}${e.oomKilled ? ' (out of memory)' : ''}`;
   });
   let text = per.join('\n');
-  if (text.length > SUMMARY_LOG_CHARS) text = `[${text.length - SUMMARY_LOG_CHARS} characters of earlier steps cut]\n${text.slice(-SUMMARY_LOG_CHARS)}`;
+  if (text.length > SUMMARY_LOG_CHARS)
+    text = `[${text.length - SUMMARY_LOG_CHARS} characters of earlier steps cut]\n${text.slice(-SUMMARY_LOG_CHARS)}`;
   return text || '(no commands were run)';
 }
 
@@ -137,13 +148,15 @@ export async function runTask(o: RunTaskOptions): Promise<TaskResult> {
   const stepPromptChars: number[] = [];
   const log = o.log;
   const write = (text: string) => log.write(Buffer.from(text));
-  write(`# Task\n${o.taskDescription}\n# Environment\n${o.environment}\n# Limits\n${o.limits.maxCommands} commands, ${o.limits.budgetMs} ms, ${o.limits.commandTimeoutMs} ms per command\n\n`);
+  write(
+    `# Task\n${o.taskDescription}\n# Environment\n${o.environment}\n# Limits\n${o.limits.maxCommands} commands, ${o.limits.budgetMs} ms, ${o.limits.commandTimeoutMs} ms per command\n\n`,
+  );
 
   let endReason: TaskEndReason | undefined;
   let detail = '';
   let modelNote: string | undefined;
   try {
-    for (let step = 1; !endReason; ) {
+    for (let step = 1; !endReason;) {
       const elapsed = performance.now() - started;
       if (o.signal?.aborted) [endReason, detail] = ['aborted', 'interrupted by the user'];
       else if (history.length >= o.limits.maxCommands) endReason = 'max-commands';
@@ -211,7 +224,11 @@ export async function runTask(o: RunTaskOptions): Promise<TaskResult> {
       await appendFile(log, r.logPath);
       write(`\n-> exit ${r.exitCode} in ${r.durationMs} ms${r.reason ? ` (${r.reason})` : ''}\n\n`);
       history.push(historyEntry(step, r));
-      o.onProgress?.({ step, command: s.command, result: { exitCode: r.exitCode, timedOut: r.timedOut, oomKilled: r.oomKilled, durationMs: r.durationMs } });
+      o.onProgress?.({
+        step,
+        command: s.command,
+        result: { exitCode: r.exitCode, timedOut: r.timedOut, oomKilled: r.oomKilled, durationMs: r.durationMs },
+      });
       if (r.canceled) {
         [endReason, detail] = ['aborted', 'interrupted during a command'];
         break;
@@ -240,21 +257,33 @@ export async function runTask(o: RunTaskOptions): Promise<TaskResult> {
   }
 }
 
-async function summarize(o: RunTaskOptions, history: HistoryEntry[], endReason: TaskEndReason, reason: string, detail: string): Promise<{ text: string; kind: 'model' | 'extractive' }> {
+async function summarize(
+  o: RunTaskOptions,
+  history: HistoryEntry[],
+  endReason: TaskEndReason,
+  reason: string,
+  detail: string,
+): Promise<{ text: string; kind: 'model' | 'extractive' }> {
   if (endReason !== 'aborted') {
     try {
-      const calls = await o.model.call('summary', {
-        system: 'You write the outcome of a task run in a Docker container for a coding assistant.',
-        prompt: summaryPrompt(o.taskDescription, fullLogForSummary(history), reason),
-        functions: [TASK_SUMMARY_DEF],
-      }, o.signal);
+      const calls = await o.model.call(
+        'summary',
+        {
+          system: 'You write the outcome of a task run in a Docker container for a coding assistant.',
+          prompt: summaryPrompt(o.taskDescription, fullLogForSummary(history), reason),
+          functions: [TASK_SUMMARY_DEF],
+        },
+        o.signal,
+      );
       const text = calls.find((c) => c.name === TASK_SUMMARY_DEF.name)?.args?.summary;
       if (typeof text === 'string' && text.trim()) return { text: `${reason} ${text.trim()}`, kind: 'model' };
     } catch {
       // the extractive summary below: the result is never held back
     }
   }
-  const last = history.slice(-3).map((e) => `\`${e.command.length > 80 ? `${e.command.slice(0, 80)}…` : e.command}\` -> exit ${e.exitCode}`);
+  const last = history
+    .slice(-3)
+    .map((e) => `\`${e.command.length > 80 ? `${e.command.slice(0, 80)}…` : e.command}\` -> exit ${e.exitCode}`);
   const text = [
     endReason === 'aborted' ? `aborted (${detail || 'interrupted'}).` : reason,
     `${history.length} command${history.length === 1 ? '' : 's'} run.`,
@@ -272,4 +301,3 @@ async function appendFile(log: LogSink, path: string): Promise<void> {
     // the command's own log is gone or unreadable: the task log goes on without it
   }
 }
-

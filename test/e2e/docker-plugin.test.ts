@@ -33,7 +33,15 @@ import {
   leftOf,
   type DockerEvent,
 } from './docker-observe.js';
-import { askQuestion, expectCall, functionCall, getAskQuestionActionTypes, getSystemPrompt, promptText, type ScriptEntry } from './harness/harness.js';
+import {
+  askQuestion,
+  expectCall,
+  functionCall,
+  getAskQuestionActionTypes,
+  getSystemPrompt,
+  promptText,
+  type ScriptEntry,
+} from './harness/harness.js';
 import { END, expectRunOk, pluginCall, setUpScenarios, type Observe, type Observed } from './harness/scenarios.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -139,7 +147,10 @@ function startAll(observe: Observe) {
   const notAllowed = observe({
     explicitPrompt: 'Use Python.',
     files: {
-      '.genaicode-docker.json': JSON.stringify({ images: { allow: ['genaicode-docker/sandbox-minimal:*'] }, plugin: { confirmStart: true } }),
+      '.genaicode-docker.json': JSON.stringify({
+        images: { allow: ['genaicode-docker/sandbox-minimal:*'] },
+        plugin: { confirmStart: true },
+      }),
     },
     script: [...start(`e2e-na-${RUN}`, PYTHON_IMAGE), END],
   });
@@ -264,7 +275,9 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       }
 
       // Each action asked the model once for its arguments with ONE definition named as the action.
-      const turns = [0, 1, 2, 3, 4, 5].map((n) => callsOfTurn(run, n).map((c) => [c.functionDefNames, c.requiredFunctionName, c.modelType]));
+      const turns = [0, 1, 2, 3, 4, 5].map((n) =>
+        callsOfTurn(run, n).map((c) => [c.functionDefNames, c.requiredFunctionName, c.modelType]),
+      );
       expect(turns).toEqual([
         [[['startContainer'], null, 'cheap']],
         [[['runCommand'], null, 'cheap']],
@@ -344,7 +357,13 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       // Nothing of the run's session is left, and genaicode ended normally.
       const session = path.basename(path.dirname(okLog));
       const leftInSession = await dockerOk([
-        'ps', '-a', '-q', '--filter', 'label=genaicode-docker.managed=true', '--filter', `label=genaicode-docker.session=${session}`,
+        'ps',
+        '-a',
+        '-q',
+        '--filter',
+        'label=genaicode-docker.managed=true',
+        '--filter',
+        `label=genaicode-docker.session=${session}`,
       ]);
       expect(leftInSession.trim()).toBe('');
       expect(await leftOf(o.pid)).toEqual([]);
@@ -375,7 +394,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
   );
 
   test(
-    "a container the plugin did not start (by name and by id): CONTAINER_NOT_FOUND, and it is not touched",
+    'a container the plugin did not start (by name and by id): CONTAINER_NOT_FOUND, and it is not touched',
     async () => {
       const o = await scenario('notFound');
       expectRunOk(o);
@@ -445,7 +464,10 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       expect(last.type).toBe('user');
       expect(last.text).toContain('The arguments were invalid: cmd: Required');
       expect(JSON.parse(last.functionResponses?.[0]?.content ?? '{}')).toMatchObject({ code: 'INVALID_ARGUMENT' });
-      expect(retryPrompt[retryPrompt.length - 2]).toMatchObject({ type: 'assistant', functionCalls: [{ name: 'runCommand', args: { containerId: `e2e-args-${RUN}` } }] });
+      expect(retryPrompt[retryPrompt.length - 2]).toMatchObject({
+        type: 'assistant',
+        functionCalls: [{ name: 'runCommand', args: { containerId: `e2e-args-${RUN}` } }],
+      });
       const answer = actionAnswer(o.run, 1);
       expect(answer.isError).toBe(false);
       expect(answer.value).toMatchObject({ exitCode: 0, summary: 'retry-ok\n', summaryKind: 'verbatim' });
@@ -497,7 +519,11 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       const o = await scenario('aborted');
       const { run } = o;
       expect(String(o.extra['top'])).toContain('sleep 300');
-      expect({ exitCode: run.exitCode, signal: run.report?.signal, timedOut: run.timedOut }).toEqual({ exitCode: 143, signal: 'SIGTERM', timedOut: false });
+      expect({ exitCode: run.exitCode, signal: run.report?.signal, timedOut: run.timedOut }).toEqual({
+        exitCode: 143,
+        signal: 'SIGTERM',
+        timedOut: false,
+      });
       // The loop stopped without asking the model again.
       expect(run.calls).toHaveLength(4);
       expect(run.unusedScriptEntries).toBe(1);
@@ -516,7 +542,12 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       // The command's record: canceled, and the kill was verified complete.
       const metas = filesUnder(o.project.logsDir, '.json').map((p) => JSON.parse(readFileSync(p, 'utf-8')) as Record<string, unknown>);
       expect(metas).toHaveLength(1);
-      expect(metas[0]).toMatchObject({ command: 'sleep 300', exitCode: 137, canceled: true, reason: 'canceled; its process tree was killed' });
+      expect(metas[0]).toMatchObject({
+        command: 'sleep 300',
+        exitCode: 137,
+        canceled: true,
+        reason: 'canceled; its process tree was killed',
+      });
       expect(run.report?.messages.map((m) => m.content)).toContainEqual(expect.stringContaining('-> exit 137 (canceled)'));
 
       expect(allDestroyed(o.events)).toBe(true);

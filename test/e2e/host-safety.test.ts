@@ -45,7 +45,10 @@ function startAll(observe: Observe) {
     explicitPrompt: 'Start some containers.',
     script: [
       ...HOSTILE_IMAGES.flatMap((image) => [askQuestion('plugin:startContainer', 'Starting'), ...refusedStart({ image })]),
-      ...HOSTILE_NAMES.flatMap((name) => [askQuestion('plugin:startContainer', 'Starting'), ...refusedStart({ image: MINIMAL_IMAGE, name })]),
+      ...HOSTILE_NAMES.flatMap((name) => [
+        askQuestion('plugin:startContainer', 'Starting'),
+        ...refusedStart({ image: MINIMAL_IMAGE, name }),
+      ]),
       askQuestion('plugin:startContainer', 'Starting'),
       pluginCall('startContainer', { image: MINIMAL_IMAGE, name: VALID }),
       askQuestion('plugin:runCommand', 'Running'),
@@ -74,7 +77,9 @@ const scenario = setUpScenarios({ childTimeoutMs: CHILD_TIMEOUT_MS, start: start
 
 /** Every file under `dir`, relative to it. */
 function filesIn(dir: string, prefix = ''): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesIn(path.join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesIn(path.join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`],
+  );
 }
 
 // eslint-disable-next-line no-control-regex

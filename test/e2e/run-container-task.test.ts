@@ -21,7 +21,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { docker, dockerOk, MINIMAL_IMAGE, PYTHON_IMAGE, waitFor } from '../support/engine.js';
-import { actionAnswer, allDestroyed, askQuestionCalls, callsOfTurn, createdIds, execCreates, execDieOf, leftOf, ownerOf } from './docker-observe.js';
+import {
+  actionAnswer,
+  allDestroyed,
+  askQuestionCalls,
+  callsOfTurn,
+  createdIds,
+  execCreates,
+  execDieOf,
+  leftOf,
+  ownerOf,
+} from './docker-observe.js';
 import {
   askQuestion,
   functionCall,
@@ -106,7 +116,10 @@ function startAll(observe: Observe) {
       files: { '.genaicode-docker.json': JSON.stringify({ task: { network: 'none' } }) },
       script: [
         askQuestion('plugin:runContainerTask', 'Waiting in a container task'),
-        pluginCall('runContainerTask', { image: MINIMAL_IMAGE, taskDescription: 'Sleep for five minutes, then report that the wait is over.' }),
+        pluginCall('runContainerTask', {
+          image: MINIMAL_IMAGE,
+          taskDescription: 'Sleep for five minutes, then report that the wait is over.',
+        }),
         step('sleep step', functionCall('nextCommand', { command: 'sleep 300' })),
         // Never reached: after the abort, neither the loop nor genaicode asks a model again.
         step('after the abort', functionCall('taskFailed', { reason: 'should not be asked' })),
@@ -119,7 +132,16 @@ function startAll(observe: Observe) {
       const found = await waitFor(
         'sleep 300 to run in the task container',
         async () => {
-          const ids = (await dockerOk(['ps', '-q', '--filter', 'label=genaicode-docker.managed=true', '--filter', `label=genaicode-docker.owner=${ownerOf(pid)}`]))
+          const ids = (
+            await dockerOk([
+              'ps',
+              '-q',
+              '--filter',
+              'label=genaicode-docker.managed=true',
+              '--filter',
+              `label=genaicode-docker.owner=${ownerOf(pid)}`,
+            ])
+          )
             .split('\n')
             .map((s) => s.trim())
             .filter(Boolean);
@@ -262,7 +284,9 @@ describe('plugin:runContainerTask in genaicode 0.9.5 (scripted model, real engin
       expect(summaryText).toContain(TASK);
       for (const needle of [CMD_WRITE, CMD_FAIL, CMD_RUN, PY_ERROR, '42']) expect(summaryText).toContain(needle);
       expect(summaryText.indexOf('Task Description:')).toBeLessThan(summaryText.indexOf('Full Command Log:'));
-      expect(summaryText.indexOf('Full Command Log:')).toBeLessThan(summaryText.indexOf('Summary:', summaryText.indexOf('Full Command Log:')));
+      expect(summaryText.indexOf('Full Command Log:')).toBeLessThan(
+        summaryText.indexOf('Summary:', summaryText.indexOf('Full Command Log:')),
+      );
 
       // The answer the main model read in its next askQuestion call.
       const answer = actionAnswer(run, 0);

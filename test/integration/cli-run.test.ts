@@ -10,15 +10,24 @@ import { join } from 'node:path';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
 import { listManaged, makeTempDir, removeTestDirs, requireEngine, waitFor } from '../support/engine.js';
 
-
 beforeAll(async () => {
   await requireEngine();
   requireBuiltPackage(CLI);
 });
 afterAll(() => removeTestDirs());
 
-function runCli(args: string[], cwd = makeTempDir('gcd-cli-run-'), extraEnv: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const env = { ...process.env, GENAICODE_DOCKER_CONFIRM_START: 'false', XDG_STATE_HOME: makeTempDir('gcd-cli-state-'), XDG_CONFIG_HOME: makeTempDir('gcd-cli-config-'), ...extraEnv };
+function runCli(
+  args: string[],
+  cwd = makeTempDir('gcd-cli-run-'),
+  extraEnv: Record<string, string> = {},
+): { status: number | null; stdout: string; stderr: string } {
+  const env = {
+    ...process.env,
+    GENAICODE_DOCKER_CONFIRM_START: 'false',
+    XDG_STATE_HOME: makeTempDir('gcd-cli-state-'),
+    XDG_CONFIG_HOME: makeTempDir('gcd-cli-config-'),
+    ...extraEnv,
+  };
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 60_000, env });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -45,8 +54,19 @@ test('doctor reports the trust settings in force, from the project’s config fi
   // The user's own file sets trust; the project's may only tune and narrow.
   const project = makeTempDir('gcd-cli-doctor-');
   const own = join(makeTempDir('gcd-cli-own-'), 'config.json');
-  writeFileSync(own, JSON.stringify({ images: { localOnly: [], pull: false }, plugin: { confirmStart: false }, allowRootWithWritableMounts: true, logs: { dir: join(project, 'build/logs') } }));
-  const custom = runCli(['doctor', '--no-sandbox-check'], project, { GENAICODE_DOCKER_CONFIG: own, GENAICODE_DOCKER_CONFIRM_START: 'false' });
+  writeFileSync(
+    own,
+    JSON.stringify({
+      images: { localOnly: [], pull: false },
+      plugin: { confirmStart: false },
+      allowRootWithWritableMounts: true,
+      logs: { dir: join(project, 'build/logs') },
+    }),
+  );
+  const custom = runCli(['doctor', '--no-sandbox-check'], project, {
+    GENAICODE_DOCKER_CONFIG: own,
+    GENAICODE_DOCKER_CONFIRM_START: 'false',
+  });
   expect(custom.stdout).toMatch(/^pulls +off: nothing is pulled; never pulled \(built here\): \(none\)$/m);
   expect(custom.stdout).toMatch(/^confirm +containers start without asking the user/m);
   expect(custom.stdout).toMatch(/or as root \(allowRootWithWritableMounts\)$/m);
@@ -67,7 +87,7 @@ test('doctor reports the trust settings in force, from the project’s config fi
   for (const r of [forged, shown]) expect(r.stdout + r.stderr).not.toContain('\u001b');
 }, 90_000);
 
-test('exits with the command\'s exit code, 124 on timeout; --json prints the result object', () => {
+test("exits with the command's exit code, 124 on timeout; --json prints the result object", () => {
   const ok = runCli(['run', '--json', '--', 'echo hi; echo oops >&2; exit 3']);
   expect(ok.status).toBe(3);
   const r = JSON.parse(ok.stdout) as { exitCode: number; stdout: string; stderr: string; canceled: boolean };
@@ -79,7 +99,10 @@ test('exits with the command\'s exit code, 124 on timeout; --json prints the res
 }, 90_000);
 
 test('the first Ctrl-C cancels the command: its result is printed (canceled, 137) and no container is left', async () => {
-  const child = spawn(process.execPath, [CLI, 'run', '--json', '--', 'sleep 300'], { cwd: makeTempDir('gcd-cli-run-'), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'run', '--json', '--', 'sleep 300'], {
+    cwd: makeTempDir('gcd-cli-run-'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -87,12 +110,17 @@ test('the first Ctrl-C cancels the command: its result is printed (canceled, 137
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const owner = { 'genaicode-docker.owner': `${hostname()}:${child.pid}` };
   // Running once the sleep shows up in the container.
-  await waitFor('the command to run', async () => {
-    const [c] = await listManaged(owner);
-    if (!c) return undefined;
-    const top = spawnSync('docker', ['top', c.id], { encoding: 'utf8' });
-    return top.stdout.includes('sleep 300') ? true : undefined;
-  }, 30_000, 200);
+  await waitFor(
+    'the command to run',
+    async () => {
+      const [c] = await listManaged(owner);
+      if (!c) return undefined;
+      const top = spawnSync('docker', ['top', c.id], { encoding: 'utf8' });
+      return top.stdout.includes('sleep 300') ? true : undefined;
+    },
+    30_000,
+    200,
+  );
   child.kill('SIGINT');
   expect(await exited).toBe(137);
   expect(stderr).toContain('canceling');
@@ -100,7 +128,7 @@ test('the first Ctrl-C cancels the command: its result is printed (canceled, 137
   expect(await listManaged(owner)).toEqual([]);
 }, 90_000);
 
-test('demo, the README\'s main job: four commands as the model sees them, all as expected, nothing left behind', async () => {
+test("demo, the README's main job: four commands as the model sees them, all as expected, nothing left behind", async () => {
   const child = spawnSync(process.execPath, [CLI, 'demo'], { cwd: makeTempDir('gcd-cli-demo-'), encoding: 'utf8', timeout: 120_000 });
   expect(child.stderr).toBe('');
   expect(child.status).toBe(0);

@@ -75,7 +75,11 @@ beforeAll(async () => {
     answeredAt = performance.now();
     const queue = req.model === STEP_MODEL ? stepAnswers : req.model === SUMMARY_MODEL ? summaryAnswers : undefined;
     const next = queue?.shift();
-    if (!next) return { status: 400, body: { error: { code: 400, message: `fake Gemini: no scripted answer left for model ${req.model}`, status: 'INVALID_ARGUMENT' } } };
+    if (!next)
+      return {
+        status: 400,
+        body: { error: { code: 400, message: `fake Gemini: no scripted answer left for model ${req.model}`, status: 'INVALID_ARGUMENT' } },
+      };
     return next;
   });
   workDir = makeTempDir('gcd-cli-task-');
@@ -127,7 +131,9 @@ describe('genaicode-docker task on a scripted Gemini', () => {
       expect(r.body?.toolConfig?.functionCallingConfig?.mode).toBe('ANY');
     }
     expect(server.requests[0]!.prompt).toContain('Overall Task:\nWrite hello from the task to hello.txt and read it back');
-    expect(server.requests[2]!.prompt).toMatch(/#2 \$ cat hello\.text\n\[stderr\]\ncat: can't open 'hello\.text': No such file or directory\n-> exit 1/);
+    expect(server.requests[2]!.prompt).toMatch(
+      /#2 \$ cat hello\.text\n\[stderr\]\ncat: can't open 'hello\.text': No such file or directory\n-> exit 1/,
+    );
     expect(server.requests[3]!.prompt).toContain('#3 $ cat hello.txt\nhello from the task\n-> exit 0');
     expect(server.requests[4]!.prompt).toContain('Based on the following task description and the full command log');
     expect(server.requests[4]!.body?.tools?.[0]?.functionDeclarations?.map((d) => d.name)).toEqual(['taskSummary']);

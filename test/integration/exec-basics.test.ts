@@ -3,14 +3,7 @@
  * kept apart, environment and working directory, argument vectors versus shell strings.
  */
 import { readFileSync } from 'node:fs';
-import {
-  expectNoContainersLeft,
-  fileSession,
-  removeTestDirs,
-  requireEngine,
-  sharedSandbox,
-  withManager,
-} from '../support/engine.js';
+import { expectNoContainersLeft, fileSession, removeTestDirs, requireEngine, sharedSandbox, withManager } from '../support/engine.js';
 
 fileSession('exec-basics');
 

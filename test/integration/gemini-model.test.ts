@@ -107,7 +107,11 @@ describe('the request', () => {
 describe('the answer', () => {
   test('the example response is read as one nextCommand call', async () => {
     reply = () => ({
-      body: { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'nextCommand', args: { command: 'ls' } } }] }, finishReason: 'STOP' }] },
+      body: {
+        candidates: [
+          { content: { role: 'model', parts: [{ functionCall: { name: 'nextCommand', args: { command: 'ls' } } }] }, finishReason: 'STOP' },
+        ],
+      },
     });
     await expect(model().call('step', STEP_REQUEST)).resolves.toEqual([{ name: 'nextCommand', args: { command: 'ls' } }]);
   });
@@ -119,7 +123,11 @@ describe('the answer', () => {
           {
             content: {
               role: 'model',
-              parts: [{ text: 'thinking...' }, { functionCall: { name: 'nextCommand', args: { command: 'pwd', reasoning: 'where am I' } } }, { functionCall: { name: 'taskComplete' } }],
+              parts: [
+                { text: 'thinking...' },
+                { functionCall: { name: 'nextCommand', args: { command: 'pwd', reasoning: 'where am I' } } },
+                { functionCall: { name: 'taskComplete' } },
+              ],
             },
             finishReason: 'STOP',
           },
@@ -156,7 +164,16 @@ describe('failures surface as thrown errors', () => {
   });
 
   test('a blocked answer (finishReason SAFETY)', async () => {
-    reply = () => ({ body: { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'nextCommand', args: { command: 'rm -rf /' } } }] }, finishReason: 'SAFETY' }] } });
+    reply = () => ({
+      body: {
+        candidates: [
+          {
+            content: { role: 'model', parts: [{ functionCall: { name: 'nextCommand', args: { command: 'rm -rf /' } } }] },
+            finishReason: 'SAFETY',
+          },
+        ],
+      },
+    });
     await expect(model().call('step', STEP_REQUEST)).rejects.toThrow(/SAFETY/);
   });
 });

@@ -2,7 +2,18 @@
  * Host safety against a real engine: what a model's request, a container or a project's
  * config can do to the machine the sandbox runs on. Every class is tried several ways.
  */
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { DockerEngine, LABEL, loadConfig, SandboxError, type ConfigInput, type StartOptions } from '../../src/index.js';
 import {
@@ -10,7 +21,6 @@ import {
   fileSession,
   listManaged,
   makeTempDir,
-  MINIMAL_IMAGE,
   RecordingEngine,
   removeTestDirs,
   requireEngine,
@@ -63,14 +73,18 @@ describe('image references the engine would answer with a redirect', () => {
     }
   });
 
-  test.concurrent.each([['genaicode-docker/.'], ['genaicode-docker/..'], ['genaicode-docker/./sandbox-minimal'], ['GENAICODE-DOCKER/x'], ['genaicode-docker/x:'], ['genaicode-docker//x']])(
-    'manager.start({ image: %j }): INVALID_ARGUMENT before any engine call',
-    async (image) => {
-      const { error, calls } = await startError({ image }, { images: { allow: ['**'] } });
-      expect(error.code).toBe('INVALID_ARGUMENT');
-      expect(calls).toEqual([]);
-    },
-  );
+  test.concurrent.each([
+    ['genaicode-docker/.'],
+    ['genaicode-docker/..'],
+    ['genaicode-docker/./sandbox-minimal'],
+    ['GENAICODE-DOCKER/x'],
+    ['genaicode-docker/x:'],
+    ['genaicode-docker//x'],
+  ])('manager.start({ image: %j }): INVALID_ARGUMENT before any engine call', async (image) => {
+    const { error, calls } = await startError({ image }, { images: { allow: ['**'] } });
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(calls).toEqual([]);
+  });
 });
 
 describe('pulls: local golden images are never pulled; a failure says what the engine said', () => {
@@ -82,23 +96,29 @@ describe('pulls: local golden images are never pulled; a failure says what the e
     expect(calls).not.toContain('pullImage');
   });
 
-  test.concurrent('images.localOnly decides: a local-only pattern is never pulled; emptied, the same image is pulled (all on loopback)', async () => {
-    const image = '127.0.0.1:1/team/golden:1';
-    const local = await startError({ image }, { images: { localOnly: ['127.0.0.1:1/team/*'], allow: ['**'] } });
-    expect(local.error.code).toBe('IMAGE_NOT_FOUND');
-    expect(local.calls).not.toContain('pullImage');
-    const pulled = await startError({ image }, { images: { localOnly: [], allow: ['**'] } });
-    expect(pulled.calls).toContain('pullImage');
-    expect(pulled.error.code).toBe('IMAGE_PULL_FAILED');
-  });
+  test.concurrent(
+    'images.localOnly decides: a local-only pattern is never pulled; emptied, the same image is pulled (all on loopback)',
+    async () => {
+      const image = '127.0.0.1:1/team/golden:1';
+      const local = await startError({ image }, { images: { localOnly: ['127.0.0.1:1/team/*'], allow: ['**'] } });
+      expect(local.error.code).toBe('IMAGE_NOT_FOUND');
+      expect(local.calls).not.toContain('pullImage');
+      const pulled = await startError({ image }, { images: { localOnly: [], allow: ['**'] } });
+      expect(pulled.calls).toContain('pullImage');
+      expect(pulled.error.code).toBe('IMAGE_PULL_FAILED');
+    },
+  );
 
-  test.concurrent.each([['127.0.0.1:1/nothing-listens-here:1'], ['localhost:1/x/y:2']])('%s: IMAGE_PULL_FAILED with the engine\u2019s reason', async (image) => {
-    const { error } = await startError({ image }, { images: { allow: ['**'] } });
-    expect(error.code).toBe('IMAGE_PULL_FAILED');
-    expect(error.message).toMatch(/connection refused|connect/i);
-    expect(error.message).not.toMatch(/server error/);
-    expect(error.data.image).toBe(image);
-  });
+  test.concurrent.each([['127.0.0.1:1/nothing-listens-here:1'], ['localhost:1/x/y:2']])(
+    '%s: IMAGE_PULL_FAILED with the engine\u2019s reason',
+    async (image) => {
+      const { error } = await startError({ image }, { images: { allow: ['**'] } });
+      expect(error.code).toBe('IMAGE_PULL_FAILED');
+      expect(error.message).toMatch(/connection refused|connect/i);
+      expect(error.message).not.toMatch(/server error/);
+      expect(error.data.image).toBe(image);
+    },
+  );
 });
 
 describe('a writable mount never plants root-owned files on the host', () => {
@@ -111,25 +131,28 @@ describe('a writable mount never plants root-owned files on the host', () => {
     'echo x > /out/plain',
   ];
 
-  test.concurrent('the default on this host: the container runs as the folder\u2019s non-root user; nothing it makes is root\u2019s', async () => {
-    const out = userFolder('gcd-rw-');
-    await withManager(
-      async (manager) => {
-        const sb = await manager.start({ mounts: [{ hostPath: out, containerPath: '/out', writable: true }] });
-        expect((await sb.exec('id -u')).stdout.trim()).toBe(String(isRoot ? DEV.uid : process.getuid?.()));
-        for (const attempt of ATTEMPTS) await sb.exec(attempt);
-      },
-      { overrides: { mountAllow: [{ hostPath: out, writable: true }] } },
-    );
-    const made = readdirSync(out);
-    expect(made).toEqual(expect.arrayContaining(['plain', 'suid']));
-    for (const name of made) {
-      const st = lstatSync(join(out, name));
-      expect({ name, uid: st.uid }).toEqual({ name, uid: isRoot ? DEV.uid : process.getuid?.() });
-      // Set-uid/gid bits may be set, but only for the user's own ids: nothing beyond what the user has.
-      if (st.mode & 0o6000) expect(st.uid).not.toBe(0);
-    }
-  });
+  test.concurrent(
+    'the default on this host: the container runs as the folder\u2019s non-root user; nothing it makes is root\u2019s',
+    async () => {
+      const out = userFolder('gcd-rw-');
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start({ mounts: [{ hostPath: out, containerPath: '/out', writable: true }] });
+          expect((await sb.exec('id -u')).stdout.trim()).toBe(String(isRoot ? DEV.uid : process.getuid?.()));
+          for (const attempt of ATTEMPTS) await sb.exec(attempt);
+        },
+        { overrides: { mountAllow: [{ hostPath: out, writable: true }] } },
+      );
+      const made = readdirSync(out);
+      expect(made).toEqual(expect.arrayContaining(['plain', 'suid']));
+      for (const name of made) {
+        const st = lstatSync(join(out, name));
+        expect({ name, uid: st.uid }).toEqual({ name, uid: isRoot ? DEV.uid : process.getuid?.() });
+        // Set-uid/gid bits may be set, but only for the user's own ids: nothing beyond what the user has.
+        if (st.mode & 0o6000) expect(st.uid).not.toBe(0);
+      }
+    },
+  );
 
   test.concurrent.each([
     // A non-root host never defaults to root: that case exists only where the tests run as root.
@@ -139,7 +162,10 @@ describe('a writable mount never plants root-owned files on the host', () => {
     ['user "root"', { user: 'root' }] as const,
   ])('%s: POLICY_VIOLATION, no container', async (_what, extra) => {
     const out = makeTempDir('gcd-rw-root-');
-    const { error, calls } = await startError({ mounts: [{ hostPath: out, containerPath: '/out', writable: true }] }, { mountAllow: [{ hostPath: out, writable: true }], ...extra });
+    const { error, calls } = await startError(
+      { mounts: [{ hostPath: out, containerPath: '/out', writable: true }] },
+      { mountAllow: [{ hostPath: out, writable: true }], ...extra },
+    );
     expect(error.code).toBe('POLICY_VIOLATION');
     expect(error.data.rule).toBe('noRootWithWritableMounts');
     expect(calls).toEqual([]);
@@ -166,15 +192,21 @@ describe('the log folder stays out of every writable mount', () => {
     writeFileSync(victim, 'original\n');
     mkdirSync(logs, { recursive: true });
     // A configuration that lets a container write where the logs are does not load.
-    expect(() => loadConfig({ cwd: project, env: {}, overrides: { mountAllow: [{ hostPath: project, writable: true }], logs: { dir: logs } } })).toThrow(/logs.dir/);
+    expect(() =>
+      loadConfig({ cwd: project, env: {}, overrides: { mountAllow: [{ hostPath: project, writable: true }], logs: { dir: logs } } }),
+    ).toThrow(/logs.dir/);
     // Nor, with the rule on a folder above, can a mount of the folder holding them start.
     const above = join(project, '..');
     for (const mount of [project, join(project, '.genaicode-docker'), logs]) {
       const engine = new RecordingEngine();
       await withManager(
         async (manager) => {
-          (manager.config as { mountAllow: Array<{ hostPath: string; writable: boolean }> }).mountAllow = [{ hostPath: above, writable: true }];
-          await expect(manager.start({ mounts: [{ hostPath: mount, containerPath: '/workspace', writable: true }] })).rejects.toMatchObject({ code: 'POLICY_VIOLATION', data: { rule: 'logsOutsideMounts' } });
+          (manager.config as { mountAllow: Array<{ hostPath: string; writable: boolean }> }).mountAllow = [
+            { hostPath: above, writable: true },
+          ];
+          await expect(manager.start({ mounts: [{ hostPath: mount, containerPath: '/workspace', writable: true }] })).rejects.toMatchObject(
+            { code: 'POLICY_VIOLATION', data: { rule: 'logsOutsideMounts' } },
+          );
           expect(engine.calls).toEqual([]);
         },
         { engine, overrides: { logs: { dir: logs } } },
@@ -187,13 +219,19 @@ describe('the log folder stays out of every writable mount', () => {
     const project = userFolder('gcd-proj-');
     writeFileSync(join(project, '.genaicoderc'), '{}');
     const state = makeTempDir('gcd-state-');
-    const config = loadConfig({ cwd: project, env: { XDG_STATE_HOME: state }, overrides: { mountAllow: [{ hostPath: project, writable: true }] } });
+    const config = loadConfig({
+      cwd: project,
+      env: { XDG_STATE_HOME: state },
+      overrides: { mountAllow: [{ hostPath: project, writable: true }] },
+    });
     expect(config.logs.dir.startsWith(project)).toBe(false);
     await withManager(
       async (manager) => {
         const sb = await manager.start({ mounts: [{ hostPath: project, containerPath: '/workspace', writable: true }] });
         // The container plants links named like the next logs wherever it can reach.
-        const r = await sb.exec('for n in 0002 0003 0004; do ln -s /etc/passwd /workspace/$n-echo.log; ln -s /etc/passwd /workspace/$n-echo.json; done; echo planted');
+        const r = await sb.exec(
+          'for n in 0002 0003 0004; do ln -s /etc/passwd /workspace/$n-echo.log; ln -s /etc/passwd /workspace/$n-echo.json; done; echo planted',
+        );
         expect(r.stdout).toBe('planted\n');
         const next = await sb.exec('echo next');
         expect(next.logPath.startsWith(state)).toBe(true);
@@ -207,18 +245,21 @@ describe('the log folder stays out of every writable mount', () => {
 });
 
 describe('mount allowlist entries are resolved before their rules', () => {
-  test.concurrent.each([['/'], ['/etc/..'], ['/proc']])('an entry that is a link to %s is refused when the config loads', async (target) => {
-    const dir = makeTempDir('gcd-links-');
-    const link = join(dir, 'data');
-    symlinkSync(target, link);
-    let caught: unknown;
-    try {
-      loadConfig({ cwd: dir, env: {}, overrides: { mountAllow: [{ hostPath: link, writable: true }] } });
-    } catch (e) {
-      caught = e;
-    }
-    expect(caught).toMatchObject({ code: 'POLICY_VIOLATION', data: { rule: 'noEngineMount' } });
-  });
+  test.concurrent.each([['/'], ['/etc/..'], ['/proc']])(
+    'an entry that is a link to %s is refused when the config loads',
+    async (target) => {
+      const dir = makeTempDir('gcd-links-');
+      const link = join(dir, 'data');
+      symlinkSync(target, link);
+      let caught: unknown;
+      try {
+        loadConfig({ cwd: dir, env: {}, overrides: { mountAllow: [{ hostPath: link, writable: true }] } });
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toMatchObject({ code: 'POLICY_VIOLATION', data: { rule: 'noEngineMount' } });
+    },
+  );
 
   test.concurrent('a link to / given as a rule by a library user (bypassing loadConfig) allows no writable /etc', async () => {
     const dir = makeTempDir('gcd-links-');
@@ -231,8 +272,12 @@ describe('mount allowlist entries are resolved before their rules', () => {
     const engine = new RecordingEngine();
     await withManager(
       async (manager) => {
-        (manager.config as { mountAllow: Array<{ hostPath: string; writable: boolean }> }).mountAllow = [{ hostPath: link, writable: true }];
-        await expect(manager.start({ mounts: [{ hostPath: '/etc', containerPath: '/host-etc', writable: true }] })).rejects.toMatchObject({ code: 'POLICY_VIOLATION' });
+        (manager.config as { mountAllow: Array<{ hostPath: string; writable: boolean }> }).mountAllow = [
+          { hostPath: link, writable: true },
+        ];
+        await expect(manager.start({ mounts: [{ hostPath: '/etc', containerPath: '/host-etc', writable: true }] })).rejects.toMatchObject({
+          code: 'POLICY_VIOLATION',
+        });
         expect(engine.calls).toEqual([]);
       },
       { engine },
@@ -257,11 +302,14 @@ describe('a mount swapped for a link between the check and the engine\u2019s mou
   }
 
   test.concurrent.each([
-    ['a folder of secrets', () => {
-      const secret = makeTempDir('gcd-secret-');
-      writeFileSync(join(secret, 'id_rsa'), 'PRIVATE');
-      return secret;
-    }],
+    [
+      'a folder of secrets',
+      () => {
+        const secret = makeTempDir('gcd-secret-');
+        writeFileSync(join(secret, 'id_rsa'), 'PRIVATE');
+        return secret;
+      },
+    ],
     ['/etc', () => '/etc'],
   ])('swapped for a link to %s: POLICY_VIOLATION, the container is removed, nothing was read', async (_what, target) => {
     const allowed = makeTempDir('gcd-allowed-');

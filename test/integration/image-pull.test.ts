@@ -65,7 +65,11 @@ async function startRegistry(): Promise<void> {
   registry = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   registry.stdout?.on('data', (d: Buffer) => (registryLog += d.toString()));
   registry.stderr?.on('data', (d: Buffer) => (registryLog += d.toString()));
-  const spawnError = new Promise<never>((_, reject) => registry?.once('error', (e) => reject(new Error(`docker-registry could not start (install the Debian package docker-registry): ${e.message}`))));
+  const spawnError = new Promise<never>((_, reject) =>
+    registry?.once('error', (e) =>
+      reject(new Error(`docker-registry could not start (install the Debian package docker-registry): ${e.message}`)),
+    ),
+  );
   const ready = (async () => {
     for (let i = 0; i < 100; i++) {
       try {
@@ -137,7 +141,9 @@ test('a missing image is pulled from the loopback registry, with progress, and r
     { overrides: allowLoopback },
   );
   // The registry really served it.
-  const tags = (await (await fetch(`http://127.0.0.1:${port}/v2/gcd/minimal/tags/list`, { headers: { connection: 'close' } })).json()) as { tags: string[] };
+  const tags = (await (await fetch(`http://127.0.0.1:${port}/v2/gcd/minimal/tags/list`, { headers: { connection: 'close' } })).json()) as {
+    tags: string[];
+  };
   expect(tags.tags).toContain('t1');
 }, 120_000);
 
@@ -157,44 +163,56 @@ test('a present image is not pulled again', async () => {
   expect(progress).toEqual([]);
 }, 120_000);
 
-test.concurrent('a missing tag on that registry: IMAGE_NOT_FOUND, and no container', async () => {
-  await withManager(
-    async (manager) => {
-      await pushMinimal('gcd/minimal:exists');
-      const ref = `127.0.0.1:${port}/gcd/minimal:no-such-tag`;
-      await expect(manager.start({ image: ref })).rejects.toMatchObject({ name: 'SandboxError', code: 'IMAGE_NOT_FOUND' });
-      expect(manager.list()).toEqual([]);
-      expect(await listManaged({ [LABEL.session]: manager.sessionId })).toEqual([]);
-    },
-    { overrides: allowLoopback },
-  );
-}, 120_000);
+test.concurrent(
+  'a missing tag on that registry: IMAGE_NOT_FOUND, and no container',
+  async () => {
+    await withManager(
+      async (manager) => {
+        await pushMinimal('gcd/minimal:exists');
+        const ref = `127.0.0.1:${port}/gcd/minimal:no-such-tag`;
+        await expect(manager.start({ image: ref })).rejects.toMatchObject({ name: 'SandboxError', code: 'IMAGE_NOT_FOUND' });
+        expect(manager.list()).toEqual([]);
+        expect(await listManaged({ [LABEL.session]: manager.sessionId })).toEqual([]);
+      },
+      { overrides: allowLoopback },
+    );
+  },
+  120_000,
+);
 
-test.concurrent('a missing repository on that registry: IMAGE_NOT_FOUND naming the image', async () => {
-  await withManager(
-    async (manager) => {
-      const ref = `127.0.0.1:${port}/gcd/nothing-here:v1`;
-      let caught: unknown;
-      try {
-        await manager.start({ image: ref });
-      } catch (e) {
-        caught = e;
-      }
-      expect(caught).toMatchObject({ code: 'IMAGE_NOT_FOUND' });
-      expect((caught as Error).message).toContain(ref);
-    },
-    { overrides: allowLoopback },
-  );
-}, 120_000);
+test.concurrent(
+  'a missing repository on that registry: IMAGE_NOT_FOUND naming the image',
+  async () => {
+    await withManager(
+      async (manager) => {
+        const ref = `127.0.0.1:${port}/gcd/nothing-here:v1`;
+        let caught: unknown;
+        try {
+          await manager.start({ image: ref });
+        } catch (e) {
+          caught = e;
+        }
+        expect(caught).toMatchObject({ code: 'IMAGE_NOT_FOUND' });
+        expect((caught as Error).message).toContain(ref);
+      },
+      { overrides: allowLoopback },
+    );
+  },
+  120_000,
+);
 
-test.concurrent('pulling off: a missing image is IMAGE_NOT_FOUND without any pull', async () => {
-  const engine = new RecordingEngine();
-  await withManager(
-    async (manager) => {
-      const ref = `127.0.0.1:${port}/gcd/minimal:never-pushed`;
-      await expect(manager.start({ image: ref })).rejects.toMatchObject({ code: 'IMAGE_NOT_FOUND' });
-    },
-    { overrides: { ...allowLoopback, images: { ...allowLoopback.images, pull: false } }, engine },
-  );
-  expect(engine.calls).toEqual(['hasImage']);
-}, 60_000);
+test.concurrent(
+  'pulling off: a missing image is IMAGE_NOT_FOUND without any pull',
+  async () => {
+    const engine = new RecordingEngine();
+    await withManager(
+      async (manager) => {
+        const ref = `127.0.0.1:${port}/gcd/minimal:never-pushed`;
+        await expect(manager.start({ image: ref })).rejects.toMatchObject({ code: 'IMAGE_NOT_FOUND' });
+      },
+      { overrides: { ...allowLoopback, images: { ...allowLoopback.images, pull: false } }, engine },
+    );
+    expect(engine.calls).toEqual(['hasImage']);
+  },
+  60_000,
+);

@@ -37,10 +37,21 @@ test('one log and one metadata file per command, in the session folder under log
     expect(readFileSync(b.logPath, 'utf8')).toBe('second');
     expect(readFileSync(a.logPath, 'utf8').split('\n').sort()).toEqual(['', 'first', 'oops']);
     const meta = JSON.parse(readFileSync(a.logPath.replace(/\.log$/, '.json'), 'utf8')) as Record<string, unknown>;
-    expect(meta).toMatchObject({ command: 'echo first; echo oops >&2; exit 4', exitCode: 4, bytes: { stdout: 6, stderr: 5 }, image: sb.info.image, container: sb.name });
+    expect(meta).toMatchObject({
+      command: 'echo first; echo oops >&2; exit 4',
+      exitCode: 4,
+      bytes: { stdout: 6, stderr: 5 },
+      image: sb.info.image,
+      container: sb.name,
+    });
     expect(meta.stdout).toBeUndefined();
     expect(readdirSync(dirname(a.logPath)).sort()).toEqual(
-      [SESSION_MARKER, ...[a.logPath, a.logPath.replace(/\.log$/, '.json'), b.logPath, b.logPath.replace(/\.log$/, '.json')].map((p) => p.slice(dirname(p).length + 1))].sort(),
+      [
+        SESSION_MARKER,
+        ...[a.logPath, a.logPath.replace(/\.log$/, '.json'), b.logPath, b.logPath.replace(/\.log$/, '.json')].map((p) =>
+          p.slice(dirname(p).length + 1),
+        ),
+      ].sort(),
     );
   });
 }, 60_000);

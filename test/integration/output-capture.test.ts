@@ -4,13 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, openSync, readFileSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
-import {
-  expectNoContainersLeft,
-  fileSession,
-  removeTestDirs,
-  requireEngine,
-  sharedSandbox,
-} from '../support/engine.js';
+import { expectNoContainersLeft, fileSession, removeTestDirs, requireEngine, sharedSandbox } from '../support/engine.js';
 
 fileSession('output-capture');
 
@@ -63,14 +57,20 @@ test('1 GiB of output: exact log, capped answer, exact counts, flat memory', asy
     const r = await sb.exec(cmd, { timeoutMs: 120_000, label: 'gib' });
     peak = Math.max(peak, process.memoryUsage().rss);
     logPath = r.logPath;
-    expect({ exitCode: r.exitCode, timedOut: r.timedOut, truncated: r.truncated }).toEqual({ exitCode: 0, timedOut: false, truncated: true });
+    expect({ exitCode: r.exitCode, timedOut: r.timedOut, truncated: r.truncated }).toEqual({
+      exitCode: 0,
+      timedOut: false,
+      truncated: true,
+    });
     expect(r.bytes).toEqual({ stdout: GIB, stderr: 0 });
     expect(r.lines.stdout).toBe(1);
     // The answer is capped: at most maxBytes of output plus the marker saying what was cut.
     const shown = Buffer.byteLength(r.stdout);
     expect(shown).toBeLessThanOrEqual(MAX_BYTES + 300);
     expect(shown).toBeGreaterThan(MAX_BYTES / 2);
-    expect(r.stdout).toMatch(/^a+\n\[\.\.\. \d+ bytes, about \d+ lines omitted of 1073741824 bytes, 1 lines; full output: .+ \.\.\.\]\na+$/);
+    expect(r.stdout).toMatch(
+      /^a+\n\[\.\.\. \d+ bytes, about \d+ lines omitted of 1073741824 bytes, 1 lines; full output: .+ \.\.\.\]\na+$/,
+    );
     expect(r.stdout).toContain(r.logPath);
     // The log has every byte.
     expect(statSync(r.logPath).size).toBe(GIB);
@@ -131,10 +131,9 @@ test('multibyte UTF-8 cut across writes and frames decodes without replacement c
   const sb = await shared.get();
   // 5000 euro signs (3 bytes each) = 15000 bytes: under the cap. dd writes them 7 bytes at a
   // time, so writes, frames and socket reads all cut characters in the middle.
-  const r = await sb.exec(
-    "i=0; while [ $i -lt 5000 ]; do printf '€'; i=$((i+1)); done > /tmp/euro && dd if=/tmp/euro bs=7 2>/dev/null",
-    { timeoutMs: 60_000 },
-  );
+  const r = await sb.exec("i=0; while [ $i -lt 5000 ]; do printf '€'; i=$((i+1)); done > /tmp/euro && dd if=/tmp/euro bs=7 2>/dev/null", {
+    timeoutMs: 60_000,
+  });
   expect(r.exitCode).toBe(0);
   expect(r.bytes.stdout).toBe(15000);
   expect(r.truncated).toBe(false);
@@ -147,10 +146,9 @@ test('truncated UTF-8: head and tail are cut at character boundaries, no replace
   const sb = await shared.get();
   // 20001 euro signs plus an odd ASCII byte up front: the cut points fall inside characters.
   const run = '€'.repeat(101);
-  const r = await sb.exec(
-    `printf x; i=0; while [ $i -lt 20001 ]; do printf '${run}'; i=$((i+101)); done | dd bs=7 2>/dev/null`,
-    { timeoutMs: 60_000 },
-  );
+  const r = await sb.exec(`printf x; i=0; while [ $i -lt 20001 ]; do printf '${run}'; i=$((i+101)); done | dd bs=7 2>/dev/null`, {
+    timeoutMs: 60_000,
+  });
   expect(r.exitCode).toBe(0);
   expect(r.truncated).toBe(true);
   expect(r.bytes.stdout).toBe(1 + 3 * 101 * Math.ceil(20001 / 101));

@@ -86,7 +86,13 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
   });
 
   test.concurrent('host PID / IPC / UTS namespaces and devices as start options', async () => {
-    for (const bad of [{ pidMode: 'host' }, { ipc: 'host' }, { utsMode: 'host' }, { devices: ['/dev/sda'] }, { securityOpt: ['seccomp=unconfined'] }]) {
+    for (const bad of [
+      { pidMode: 'host' },
+      { ipc: 'host' },
+      { utsMode: 'host' },
+      { devices: ['/dev/sda'] },
+      { securityOpt: ['seccomp=unconfined'] },
+    ]) {
       const e = await rejectedStart(bad as unknown as StartOptions);
       expect([Object.keys(bad)[0], e.code]).toEqual([Object.keys(bad)[0], 'POLICY_VIOLATION']);
     }
@@ -96,7 +102,10 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
     const allowed = makeTempDir();
     symlinkSync('/var/run/docker.sock', join(allowed, 'sock'));
     for (const hostPath of ['/var/run/docker.sock', '/run/docker.sock', join(allowed, 'sock'), '/var/lib/docker']) {
-      const e = await rejectedStart({ mounts: [{ hostPath, containerPath: '/var/run/docker.sock' }] }, { mountAllow: [{ hostPath: allowed, writable: true }] });
+      const e = await rejectedStart(
+        { mounts: [{ hostPath, containerPath: '/var/run/docker.sock' }] },
+        { mountAllow: [{ hostPath: allowed, writable: true }] },
+      );
       expect([hostPath, e.code, e.data.rule]).toEqual([hostPath, 'POLICY_VIOLATION', 'noEngineMount']);
     }
   });
@@ -123,7 +132,10 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
     const allowed = makeTempDir();
     const outside = makeTempDir();
     symlinkSync(outside, join(allowed, 'escape'));
-    const e = await rejectedStart({ mounts: [{ hostPath: join(allowed, 'escape'), containerPath: '/data' }] }, { mountAllow: [{ hostPath: allowed }] });
+    const e = await rejectedStart(
+      { mounts: [{ hostPath: join(allowed, 'escape'), containerPath: '/data' }] },
+      { mountAllow: [{ hostPath: allowed }] },
+    );
     expect(e.code).toBe('POLICY_VIOLATION');
     expect(e.data.rule).toBe('mountAllowlist');
   });
@@ -149,102 +161,136 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
     expect(caught).toBeInstanceOf(SandboxError);
     expect((caught as SandboxError).code).toBe('POLICY_VIOLATION');
     expect((caught as SandboxError).message).toMatch(/SYS_ADMIN/);
-    expect(errorCode(() => loadConfig({ cwd, env: {}, overrides: { mountAllow: [{ hostPath: '/var/lib/docker' }] } }))).toBe('POLICY_VIOLATION');
+    expect(errorCode(() => loadConfig({ cwd, env: {}, overrides: { mountAllow: [{ hostPath: '/var/lib/docker' }] } }))).toBe(
+      'POLICY_VIOLATION',
+    );
     expect(errorCode(() => loadConfig({ cwd, env: {}, overrides: { mountAllow: [{ hostPath: '/' }] } }))).toBe('POLICY_VIOLATION');
     expect(errorCode(() => loadConfig({ cwd, env: { GENAICODE_DOCKER_NETWORK: 'host' } }))).toBe('POLICY_VIOLATION');
-    expect(errorCode(() => loadConfig({ cwd, env: {}, overrides: { privileged: true } as unknown as ConfigInput }))).toBe('POLICY_VIOLATION');
+    expect(errorCode(() => loadConfig({ cwd, env: {}, overrides: { privileged: true } as unknown as ConfigInput }))).toBe(
+      'POLICY_VIOLATION',
+    );
   });
 });
 
 describe('a started container carries every hardening setting', () => {
-  test.concurrent('docker inspect: defaults', async () => {
-    await withManager(async (manager, config) => {
-      const before = Date.now();
-      const sb = await manager.start({ ttlSeconds: 600 });
-      const c = await inspectContainer(sb.id);
-      if (!c) throw new Error('started container not found');
-      const h = c.HostConfig;
-      expect(h.Privileged).toBe(false);
-      expect(h.SecurityOpt).toEqual(expect.arrayContaining([expect.stringMatching(/^no-new-privileges(:true)?$/)]));
-      expect(h.CapDrop).toEqual(['ALL']);
-      expect(h.CapAdd ?? []).not.toEqual(expect.arrayContaining(['SYS_ADMIN']));
-      expect(h.Init).toBe(true);
-      expect(h.NetworkMode).toBe('none');
-      expect(h.Memory).toBe(config.limits.memory);
-      expect(h.Memory).toBe(512 * MIB);
-      expect(h.MemorySwap).toBe(512 * MIB);
-      expect(h.PidsLimit).toBe(256);
-      expect(h.NanoCpus).toBe(1e9);
-      expect(h.AutoRemove).toBe(true);
-      expect(h.ReadonlyRootfs).toBe(false);
-      expect(h.PidMode).toBe('');
-      expect(h.UTSMode).toBe('');
-      expect(h.IpcMode).not.toBe('host');
-      expect(h.Devices ?? []).toEqual([]);
-      expect(c.Config.Entrypoint).toEqual(['sleep']);
-      expect(c.Config.Cmd).toEqual(['600']);
-
-      const labels = c.Config.Labels ?? {};
-      expect(labels[LABEL.managed]).toBe('true');
-      expect(labels[LABEL.session]).toBe(manager.sessionId);
-      expect(labels[LABEL.owner]).toBe(`${hostname()}:${process.pid}`);
-      expect(labels[LABEL.ownerStart]).toBe(processStart(process.pid));
-      expect(labels[LABEL.ownerStart]).toMatch(/:\d+$/);
-      expect(labels[LABEL.version]).toBe(PACKAGE_VERSION);
-      const expires = labels[LABEL.expiresAt] ?? '';
-      expect(expires).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-      expect(Date.parse(expires)).toBeGreaterThan(Date.now());
-      expect(Date.parse(expires)).toBeGreaterThanOrEqual(before + 600_000 - 1000);
-      expect(Date.parse(expires)).toBeLessThanOrEqual(Date.now() + 600_000 + 1000);
-      expect(Date.parse(labels[LABEL.createdAt] ?? '')).toBeGreaterThanOrEqual(before - 1000);
-
-      // And from inside: no capability beyond the base set, no-new-privileges on.
-      const status = await sb.exec("grep -E '^(CapEff|NoNewPrivs):' /proc/self/status");
-      const capEff = BigInt(`0x${/CapEff:\s*([0-9a-f]+)/.exec(status.stdout)?.[1] ?? 'ffffffffff'}`);
-      const SYS_ADMIN = 21n;
-      expect((capEff >> SYS_ADMIN) & 1n).toBe(0n);
-      expect(status.stdout).toMatch(/NoNewPrivs:\s*1/);
-    });
-  }, 60_000);
-
-  test.concurrent('docker inspect: configured values (limits, network, read-only root, added capability, mount)', async () => {
-    const shared = makeTempDir();
-    writeFileSync(join(shared, 'hello.txt'), 'from the host\n');
-    mkdirSync(join(shared, 'sub'));
-    await withManager(
-      async (manager) => {
-        const sb = await manager.start({ memoryBytes: 96 * MIB, cpus: 0.5, pids: 100, network: 'bridge', mounts: [{ hostPath: shared, containerPath: '/data' }] });
+  test.concurrent(
+    'docker inspect: defaults',
+    async () => {
+      await withManager(async (manager, config) => {
+        const before = Date.now();
+        const sb = await manager.start({ ttlSeconds: 600 });
         const c = await inspectContainer(sb.id);
         if (!c) throw new Error('started container not found');
         const h = c.HostConfig;
-        expect(h).toMatchObject({ Memory: 96 * MIB, MemorySwap: 96 * MIB, NanoCpus: 5e8, PidsLimit: 100, NetworkMode: 'bridge', ReadonlyRootfs: true, AutoRemove: true, Privileged: false, Init: true });
+        expect(h.Privileged).toBe(false);
+        expect(h.SecurityOpt).toEqual(expect.arrayContaining([expect.stringMatching(/^no-new-privileges(:true)?$/)]));
         expect(h.CapDrop).toEqual(['ALL']);
-        expect(h.CapAdd).toEqual(expect.arrayContaining(['NET_RAW']));
-        expect(Object.keys(h.Tmpfs ?? {}).sort()).toEqual(['/tmp', '/workspace']);
-        expect(h.Mounts ?? []).toEqual([expect.objectContaining({ Type: 'bind', Source: realpathSync(shared), Target: '/data', ReadOnly: true })]);
-        // The mount is read-only inside, as requested by default.
-        expect((await sb.exec('cat /data/hello.txt')).stdout).toBe('from the host\n');
-        const write = await sb.exec('touch /data/new');
-        expect(write.exitCode).not.toBe(0);
-        expect(write.stderr).toMatch(/Read-only file system/);
-      },
-      { overrides: { readOnlyRoot: true, capAdd: ['NET_RAW'], mountAllow: [{ hostPath: shared, writable: true }] } },
-    );
-  }, 60_000);
+        expect(h.CapAdd ?? []).not.toEqual(expect.arrayContaining(['SYS_ADMIN']));
+        expect(h.Init).toBe(true);
+        expect(h.NetworkMode).toBe('none');
+        expect(h.Memory).toBe(config.limits.memory);
+        expect(h.Memory).toBe(512 * MIB);
+        expect(h.MemorySwap).toBe(512 * MIB);
+        expect(h.PidsLimit).toBe(256);
+        expect(h.NanoCpus).toBe(1e9);
+        expect(h.AutoRemove).toBe(true);
+        expect(h.ReadonlyRootfs).toBe(false);
+        expect(h.PidMode).toBe('');
+        expect(h.UTSMode).toBe('');
+        expect(h.IpcMode).not.toBe('host');
+        expect(h.Devices ?? []).toEqual([]);
+        expect(c.Config.Entrypoint).toEqual(['sleep']);
+        expect(c.Config.Cmd).toEqual(['600']);
 
-  test.concurrent('a writable mount of a path allowed writable is writable', async () => {
-    const shared = makeTempDir();
-    // A folder of a non-root user: with a writable mount the container runs as its owner, never root.
-    if (process.getuid?.() === 0) chownSync(shared, 1000, 1000);
-    await withManager(
-      async (manager) => {
-        const sb = await manager.start({ mounts: [{ hostPath: join(shared, '.'), containerPath: '/out', writable: true }] });
-        expect(await sb.exec('echo written > /out/result.txt')).toMatchObject({ exitCode: 0 });
-        expect(readFileSync(join(shared, 'result.txt'), 'utf8')).toBe('written\n');
-      },
-      { overrides: { mountAllow: [{ hostPath: shared, writable: true }] } },
-    );
-  }, 60_000);
+        const labels = c.Config.Labels ?? {};
+        expect(labels[LABEL.managed]).toBe('true');
+        expect(labels[LABEL.session]).toBe(manager.sessionId);
+        expect(labels[LABEL.owner]).toBe(`${hostname()}:${process.pid}`);
+        expect(labels[LABEL.ownerStart]).toBe(processStart(process.pid));
+        expect(labels[LABEL.ownerStart]).toMatch(/:\d+$/);
+        expect(labels[LABEL.version]).toBe(PACKAGE_VERSION);
+        const expires = labels[LABEL.expiresAt] ?? '';
+        expect(expires).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        expect(Date.parse(expires)).toBeGreaterThan(Date.now());
+        expect(Date.parse(expires)).toBeGreaterThanOrEqual(before + 600_000 - 1000);
+        expect(Date.parse(expires)).toBeLessThanOrEqual(Date.now() + 600_000 + 1000);
+        expect(Date.parse(labels[LABEL.createdAt] ?? '')).toBeGreaterThanOrEqual(before - 1000);
+
+        // And from inside: no capability beyond the base set, no-new-privileges on.
+        const status = await sb.exec("grep -E '^(CapEff|NoNewPrivs):' /proc/self/status");
+        const capEff = BigInt(`0x${/CapEff:\s*([0-9a-f]+)/.exec(status.stdout)?.[1] ?? 'ffffffffff'}`);
+        const SYS_ADMIN = 21n;
+        expect((capEff >> SYS_ADMIN) & 1n).toBe(0n);
+        expect(status.stdout).toMatch(/NoNewPrivs:\s*1/);
+      });
+    },
+    60_000,
+  );
+
+  test.concurrent(
+    'docker inspect: configured values (limits, network, read-only root, added capability, mount)',
+    async () => {
+      const shared = makeTempDir();
+      writeFileSync(join(shared, 'hello.txt'), 'from the host\n');
+      mkdirSync(join(shared, 'sub'));
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start({
+            memoryBytes: 96 * MIB,
+            cpus: 0.5,
+            pids: 100,
+            network: 'bridge',
+            mounts: [{ hostPath: shared, containerPath: '/data' }],
+          });
+          const c = await inspectContainer(sb.id);
+          if (!c) throw new Error('started container not found');
+          const h = c.HostConfig;
+          expect(h).toMatchObject({
+            Memory: 96 * MIB,
+            MemorySwap: 96 * MIB,
+            NanoCpus: 5e8,
+            PidsLimit: 100,
+            NetworkMode: 'bridge',
+            ReadonlyRootfs: true,
+            AutoRemove: true,
+            Privileged: false,
+            Init: true,
+          });
+          expect(h.CapDrop).toEqual(['ALL']);
+          expect(h.CapAdd).toEqual(expect.arrayContaining(['NET_RAW']));
+          expect(Object.keys(h.Tmpfs ?? {}).sort()).toEqual(['/tmp', '/workspace']);
+          expect(h.Mounts ?? []).toEqual([
+            expect.objectContaining({ Type: 'bind', Source: realpathSync(shared), Target: '/data', ReadOnly: true }),
+          ]);
+          // The mount is read-only inside, as requested by default.
+          expect((await sb.exec('cat /data/hello.txt')).stdout).toBe('from the host\n');
+          const write = await sb.exec('touch /data/new');
+          expect(write.exitCode).not.toBe(0);
+          expect(write.stderr).toMatch(/Read-only file system/);
+        },
+        { overrides: { readOnlyRoot: true, capAdd: ['NET_RAW'], mountAllow: [{ hostPath: shared, writable: true }] } },
+      );
+    },
+    60_000,
+  );
+
+  test.concurrent(
+    'a writable mount of a path allowed writable is writable',
+    async () => {
+      const shared = makeTempDir();
+      // A folder of a non-root user: with a writable mount the container runs as its owner, never root.
+      if (process.getuid?.() === 0) chownSync(shared, 1000, 1000);
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start({ mounts: [{ hostPath: join(shared, '.'), containerPath: '/out', writable: true }] });
+          expect(await sb.exec('echo written > /out/result.txt')).toMatchObject({ exitCode: 0 });
+          expect(readFileSync(join(shared, 'result.txt'), 'utf8')).toBe('written\n');
+        },
+        { overrides: { mountAllow: [{ hostPath: shared, writable: true }] } },
+      );
+    },
+    60_000,
+  );
 });
 
 describe('image allowlist', () => {
@@ -292,14 +338,20 @@ describe('image allowlist', () => {
     expect(ok('localhost:5000/other/app:v1')).toBe(false);
   });
 
-  test.concurrent('a glob pattern lets a real start through', async () => {
-    await withManager(
-      async (manager) => {
-        const sb = await manager.start({ image: 'genaicode-docker/sandbox-minimal' });
-        expect((await sb.exec('echo globbed')).stdout).toBe('globbed\n');
-        await expect(manager.start({ image: 'genaicode-docker/sandbox-python:latest' })).rejects.toMatchObject({ code: 'IMAGE_NOT_ALLOWED' });
-      },
-      { overrides: { images: { allow: ['genaicode-docker/*-minimal'] } } },
-    );
-  }, 60_000);
+  test.concurrent(
+    'a glob pattern lets a real start through',
+    async () => {
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start({ image: 'genaicode-docker/sandbox-minimal' });
+          expect((await sb.exec('echo globbed')).stdout).toBe('globbed\n');
+          await expect(manager.start({ image: 'genaicode-docker/sandbox-python:latest' })).rejects.toMatchObject({
+            code: 'IMAGE_NOT_ALLOWED',
+          });
+        },
+        { overrides: { images: { allow: ['genaicode-docker/*-minimal'] } } },
+      );
+    },
+    60_000,
+  );
 });

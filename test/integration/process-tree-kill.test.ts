@@ -114,123 +114,156 @@ async function pythonProcesses(sb: Sandbox): Promise<Array<{ pid: number; ppid: 
     .map(([pid, ppid, state, cmd]) => ({ pid: Number(pid), ppid: Number(ppid), state: state ?? '?', cmd: cmd ?? '' }));
 }
 
-test.concurrent('timeout: timedOut, exit 124, fast, and the whole tree is gone with no zombie', async () => {
-  await withManager(async (manager) => {
-    const sb = await manager.start({ ttlSeconds: TTL });
-    const pending = sb.exec(BUSYBOX_TREE, { timeoutMs: TREE_TIMEOUT_MS });
-    await waitForTree(sb, /^sleep 10(0[1-6])$/, 6);
-    const r = await pending;
-    expect(r).toMatchObject({ timedOut: true, canceled: false, exitCode: 124, oomKilled: false, pidsLimitHit: false });
-    expect(r.durationMs).toBeGreaterThanOrEqual(TREE_TIMEOUT_MS - 100);
-    expect(r.durationMs).toBeLessThan(TREE_TIMEOUT_MS + 10_000);
-    expect(r.reason).toMatch(new RegExp(`timed out after ${TREE_TIMEOUT_MS} ms`));
-    expect(r.stdout).toBe('started\n');
-    expectOnlyBaseProcesses(await busyboxProcesses(sb));
-    // And the container is still usable.
-    expect((await sb.exec('echo ok')).stdout).toBe('ok\n');
-  });
-}, 60_000);
-
-test.concurrent('abort mid-command: canceled, exit 137, and the whole tree is gone with no zombie', async () => {
-  await withManager(async (manager) => {
-    const sb = await manager.start({ ttlSeconds: TTL });
-    const ac = new AbortController();
-    const started = performance.now();
-    const pending = sb.exec(BUSYBOX_TREE, { signal: ac.signal, timeoutMs: 60_000 });
-    await waitForTree(sb, /^sleep 10(0[1-6])$/, 6);
-    ac.abort();
-    const r = await pending;
-    expect(r).toMatchObject({ canceled: true, timedOut: false, exitCode: 137 });
-    expect(performance.now() - started).toBeLessThan(15_000);
-    expect(r.reason).toMatch(/canceled/);
-    expectOnlyBaseProcesses(await busyboxProcesses(sb));
-    expect((await sb.exec('echo ok')).stdout).toBe('ok\n');
-  });
-}, 60_000);
-
-test.concurrent('abort before start: exec throws ABORTED and runs nothing; start throws ABORTED and creates nothing', async () => {
-  await withManager(async (manager) => {
-    const sb = await manager.start({ ttlSeconds: TTL });
-    const ac = new AbortController();
-    ac.abort();
-    await expect(sb.exec('touch /tmp/should-not-exist', { signal: ac.signal })).rejects.toMatchObject({ name: 'SandboxError', code: 'ABORTED' });
-    expect((await sb.exec('[ -e /tmp/should-not-exist ] && echo exists || echo absent')).stdout).toBe('absent\n');
-
-    const before = manager.list().length;
-    await expect(manager.start({ signal: ac.signal })).rejects.toMatchObject({ name: 'SandboxError', code: 'ABORTED' });
-    expect(manager.list().length).toBe(before);
-  });
-}, 60_000);
-
-test.concurrent('an aborted start makes no engine call and creates no container', async () => {
-  const engine = new RecordingEngine();
-  await withManager(
-    async (manager) => {
-      const ac = new AbortController();
-      ac.abort();
-      await expect(manager.start({ image: MINIMAL_IMAGE, signal: ac.signal })).rejects.toMatchObject({ code: 'ABORTED' });
-      expect(engine.calls).toEqual([]);
-      expect(manager.list()).toEqual([]);
-      expect(await listManaged({ [LABEL.session]: manager.sessionId })).toEqual([]);
-    },
-    { engine },
-  );
-}, 60_000);
-
-test.concurrent('timeout in a Debian image: real nohup, setsid and disown children are gone too', async () => {
-  await withManager(async (manager) => {
-    const sb = await manager.start({ image: PYTHON_IMAGE, ttlSeconds: TTL });
-    const tree = [
-      'nohup sleep 1011 >/dev/null 2>&1 &',
-      'setsid sleep 1012 &',
-      'setsid -f sleep 1013',
-      "bash -c 'sleep 1014 & disown'",
-      'sleep 1010',
-    ].join('\n');
-    const pending = sb.exec(tree, { timeoutMs: TREE_TIMEOUT_MS });
-    for (let i = 0; ; i++) {
-      const up = (await pythonProcesses(sb)).filter((p) => /^sleep 101[0-4]$/.test(p.cmd));
-      if (up.length === 5) break;
-      if (i > 40) throw new Error(`the process tree did not come up: ${JSON.stringify(up)}`);
-    }
-    const r = await pending;
-    expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
-    expect(r.durationMs).toBeLessThan(TREE_TIMEOUT_MS + 10_000);
-    const procs = await pythonProcesses(sb);
-    expect(procs.filter((p) => p.state === 'Z')).toEqual([]);
-    expect(procs.filter((p) => /sleep 10\d\d/.test(p.cmd))).toEqual([]);
-    // Left: init, the keep-alive sleep, and the lister with its exec wrapper.
-    const rest = procs.filter((p) => p.pid !== 1 && p.cmd !== `sleep ${TTL}` && !p.cmd.startsWith('python3 -c') && !p.cmd.startsWith('/bin/sh -c counters() {'));
-    expect(rest).toEqual([]);
-  });
-}, 60_000);
-
-test.concurrent("a timeout kills only its own command's tree, not a concurrent command in the same container", async () => {
-  await withManager(async (manager) => {
-    const sb = await manager.start({ ttlSeconds: TTL });
-    // The other command runs until told to end (its end would take its background sleep with it).
-    const other = sb.exec('sleep 1031 & while [ ! -e /tmp/other-may-end ]; do sleep 1; done; echo other-done', { timeoutMs: 60_000 });
-    const r = await sb.exec('sleep 1032 & sleep 1033', { timeoutMs: 1000 });
-    expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
-    const procs = await busyboxProcesses(sb);
-    expect(procs.filter((p) => /sleep 103[23]/.test(p.args))).toEqual([]);
-    expect(procs.filter((p) => p.args === 'sleep 1031')).toHaveLength(1);
-    await sb.exec('touch /tmp/other-may-end');
-    expect(await other).toMatchObject({ exitCode: 0, timedOut: false, stdout: 'other-done\n' });
-  });
-}, 60_000);
-
-test.concurrent('as a non-root user (config.user): the timeout still kills the whole tree', async () => {
-  await withManager(
-    async (manager) => {
+test.concurrent(
+  'timeout: timedOut, exit 124, fast, and the whole tree is gone with no zombie',
+  async () => {
+    await withManager(async (manager) => {
       const sb = await manager.start({ ttlSeconds: TTL });
-      expect((await sb.exec('id -u')).stdout).toBe('65534\n');
-      const pending = sb.exec(BUSYBOX_TREE, { timeoutMs: TREE_TIMEOUT_MS, workdir: '/tmp' });
+      const pending = sb.exec(BUSYBOX_TREE, { timeoutMs: TREE_TIMEOUT_MS });
       await waitForTree(sb, /^sleep 10(0[1-6])$/, 6);
       const r = await pending;
-      expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
+      expect(r).toMatchObject({ timedOut: true, canceled: false, exitCode: 124, oomKilled: false, pidsLimitHit: false });
+      expect(r.durationMs).toBeGreaterThanOrEqual(TREE_TIMEOUT_MS - 100);
+      expect(r.durationMs).toBeLessThan(TREE_TIMEOUT_MS + 10_000);
+      expect(r.reason).toMatch(new RegExp(`timed out after ${TREE_TIMEOUT_MS} ms`));
+      expect(r.stdout).toBe('started\n');
       expectOnlyBaseProcesses(await busyboxProcesses(sb));
-    },
-    { overrides: { user: '65534:65534' } },
-  );
-}, 60_000);
+      // And the container is still usable.
+      expect((await sb.exec('echo ok')).stdout).toBe('ok\n');
+    });
+  },
+  60_000,
+);
+
+test.concurrent(
+  'abort mid-command: canceled, exit 137, and the whole tree is gone with no zombie',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      const ac = new AbortController();
+      const started = performance.now();
+      const pending = sb.exec(BUSYBOX_TREE, { signal: ac.signal, timeoutMs: 60_000 });
+      await waitForTree(sb, /^sleep 10(0[1-6])$/, 6);
+      ac.abort();
+      const r = await pending;
+      expect(r).toMatchObject({ canceled: true, timedOut: false, exitCode: 137 });
+      expect(performance.now() - started).toBeLessThan(15_000);
+      expect(r.reason).toMatch(/canceled/);
+      expectOnlyBaseProcesses(await busyboxProcesses(sb));
+      expect((await sb.exec('echo ok')).stdout).toBe('ok\n');
+    });
+  },
+  60_000,
+);
+
+test.concurrent(
+  'abort before start: exec throws ABORTED and runs nothing; start throws ABORTED and creates nothing',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      const ac = new AbortController();
+      ac.abort();
+      await expect(sb.exec('touch /tmp/should-not-exist', { signal: ac.signal })).rejects.toMatchObject({
+        name: 'SandboxError',
+        code: 'ABORTED',
+      });
+      expect((await sb.exec('[ -e /tmp/should-not-exist ] && echo exists || echo absent')).stdout).toBe('absent\n');
+
+      const before = manager.list().length;
+      await expect(manager.start({ signal: ac.signal })).rejects.toMatchObject({ name: 'SandboxError', code: 'ABORTED' });
+      expect(manager.list().length).toBe(before);
+    });
+  },
+  60_000,
+);
+
+test.concurrent(
+  'an aborted start makes no engine call and creates no container',
+  async () => {
+    const engine = new RecordingEngine();
+    await withManager(
+      async (manager) => {
+        const ac = new AbortController();
+        ac.abort();
+        await expect(manager.start({ image: MINIMAL_IMAGE, signal: ac.signal })).rejects.toMatchObject({ code: 'ABORTED' });
+        expect(engine.calls).toEqual([]);
+        expect(manager.list()).toEqual([]);
+        expect(await listManaged({ [LABEL.session]: manager.sessionId })).toEqual([]);
+      },
+      { engine },
+    );
+  },
+  60_000,
+);
+
+test.concurrent(
+  'timeout in a Debian image: real nohup, setsid and disown children are gone too',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ image: PYTHON_IMAGE, ttlSeconds: TTL });
+      const tree = [
+        'nohup sleep 1011 >/dev/null 2>&1 &',
+        'setsid sleep 1012 &',
+        'setsid -f sleep 1013',
+        "bash -c 'sleep 1014 & disown'",
+        'sleep 1010',
+      ].join('\n');
+      const pending = sb.exec(tree, { timeoutMs: TREE_TIMEOUT_MS });
+      for (let i = 0; ; i++) {
+        const up = (await pythonProcesses(sb)).filter((p) => /^sleep 101[0-4]$/.test(p.cmd));
+        if (up.length === 5) break;
+        if (i > 40) throw new Error(`the process tree did not come up: ${JSON.stringify(up)}`);
+      }
+      const r = await pending;
+      expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
+      expect(r.durationMs).toBeLessThan(TREE_TIMEOUT_MS + 10_000);
+      const procs = await pythonProcesses(sb);
+      expect(procs.filter((p) => p.state === 'Z')).toEqual([]);
+      expect(procs.filter((p) => /sleep 10\d\d/.test(p.cmd))).toEqual([]);
+      // Left: init, the keep-alive sleep, and the lister with its exec wrapper.
+      const rest = procs.filter(
+        (p) => p.pid !== 1 && p.cmd !== `sleep ${TTL}` && !p.cmd.startsWith('python3 -c') && !p.cmd.startsWith('/bin/sh -c counters() {'),
+      );
+      expect(rest).toEqual([]);
+    });
+  },
+  60_000,
+);
+
+test.concurrent(
+  "a timeout kills only its own command's tree, not a concurrent command in the same container",
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      // The other command runs until told to end (its end would take its background sleep with it).
+      const other = sb.exec('sleep 1031 & while [ ! -e /tmp/other-may-end ]; do sleep 1; done; echo other-done', { timeoutMs: 60_000 });
+      const r = await sb.exec('sleep 1032 & sleep 1033', { timeoutMs: 1000 });
+      expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
+      const procs = await busyboxProcesses(sb);
+      expect(procs.filter((p) => /sleep 103[23]/.test(p.args))).toEqual([]);
+      expect(procs.filter((p) => p.args === 'sleep 1031')).toHaveLength(1);
+      await sb.exec('touch /tmp/other-may-end');
+      expect(await other).toMatchObject({ exitCode: 0, timedOut: false, stdout: 'other-done\n' });
+    });
+  },
+  60_000,
+);
+
+test.concurrent(
+  'as a non-root user (config.user): the timeout still kills the whole tree',
+  async () => {
+    await withManager(
+      async (manager) => {
+        const sb = await manager.start({ ttlSeconds: TTL });
+        expect((await sb.exec('id -u')).stdout).toBe('65534\n');
+        const pending = sb.exec(BUSYBOX_TREE, { timeoutMs: TREE_TIMEOUT_MS, workdir: '/tmp' });
+        await waitForTree(sb, /^sleep 10(0[1-6])$/, 6);
+        const r = await pending;
+        expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
+        expectOnlyBaseProcesses(await busyboxProcesses(sb));
+      },
+      { overrides: { user: '65534:65534' } },
+    );
+  },
+  60_000,
+);

@@ -79,13 +79,22 @@ test("a container whose owner's pid now belongs to another process is swept; the
   const [bootId, ticks] = start.split(':');
   const run = (ownerStart: string) =>
     dockerOk([
-      'run', '-d', '--rm',
-      '--label', `${LABEL.managed}=true`,
-      '--label', `${LABEL.session}=${newTestSessionId()}`,
-      '--label', `${LABEL.owner}=${hostname()}:${live.pid}`,
-      '--label', `${LABEL.ownerStart}=${ownerStart}`,
-      '--label', `${LABEL.expiresAt}=${new Date(Date.now() + 600_000).toISOString()}`,
-      MINIMAL_IMAGE, 'sleep', '600',
+      'run',
+      '-d',
+      '--rm',
+      '--label',
+      `${LABEL.managed}=true`,
+      '--label',
+      `${LABEL.session}=${newTestSessionId()}`,
+      '--label',
+      `${LABEL.owner}=${hostname()}:${live.pid}`,
+      '--label',
+      `${LABEL.ownerStart}=${ownerStart}`,
+      '--label',
+      `${LABEL.expiresAt}=${new Date(Date.now() + 600_000).toISOString()}`,
+      MINIMAL_IMAGE,
+      'sleep',
+      '600',
     ]).then((out) => out.trim());
   const owned = await run(start);
   const reused = await run(`${bootId}:${Number(ticks) - 1}`);
@@ -103,7 +112,7 @@ test("a container whose owner's pid now belongs to another process is swept; the
   }
 }, 60_000);
 
-test('genaicode-docker cleanup: --dry-run lists a dead owner\'s container and keeps it; cleanup removes it; a live one is kept', async () => {
+test("genaicode-docker cleanup: --dry-run lists a dead owner's container and keeps it; cleanup removes it; a live one is kept", async () => {
   const dead = await startChild('wait');
   const live = await startChild('wait');
   dead.proc.kill('SIGKILL');

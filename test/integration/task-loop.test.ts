@@ -5,12 +5,26 @@
  * call, abort, the task log, and the bounded size of each step prompt.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FunctionCall } from '../../src/prompt/host/genaicode-types.js';
-import { runTask, STEP_SYSTEM_PROMPT, type RunTaskOptions, type TaskLimits, type TaskProgress, type TaskResult } from '../../src/task/task-loop.js';
+import {
+  runTask,
+  STEP_SYSTEM_PROMPT,
+  type RunTaskOptions,
+  type TaskLimits,
+  type TaskProgress,
+  type TaskResult,
+} from '../../src/task/task-loop.js';
 import type { ModelRequest, TaskModel } from '../../src/task/task-model.js';
-import { docker, expectNoContainersLeft, fileSession, makeTempDir, removeTestDirs, requireEngine, sharedSandbox } from '../support/engine.js';
+import {
+  docker,
+  expectNoContainersLeft,
+  fileSession,
+  makeTempDir,
+  removeTestDirs,
+  requireEngine,
+  sharedSandbox,
+} from '../support/engine.js';
 import { LogStore } from '../../src/capture/log-store.js';
 
 fileSession('task-loop');
@@ -74,7 +88,9 @@ class ScriptedModel implements TaskModel {
   }
 }
 
-const cmd = (command: string, reasoning?: string): FunctionCall[] => [{ name: 'nextCommand', args: { command, ...(reasoning ? { reasoning } : {}) } }];
+const cmd = (command: string, reasoning?: string): FunctionCall[] => [
+  { name: 'nextCommand', args: { command, ...(reasoning ? { reasoning } : {}) } },
+];
 const complete = (summary?: string): FunctionCall[] => [{ name: 'taskComplete', args: summary ? { summary } : {} }];
 const failed = (reason: string): FunctionCall[] => [{ name: 'taskFailed', args: { reason } }];
 const summary = (text: string): FunctionCall[] => [{ name: 'taskSummary', args: { summary: text } }];
@@ -120,7 +136,13 @@ describe('the loop ends as the model says', () => {
     );
     const { result, progress } = await run(model, { taskDescription: `Create ${file} containing hello and show it.` });
 
-    expect(result).toMatchObject({ success: true, endReason: 'completed', commandsRun: 2, summaryKind: 'model', reason: 'The task was completed.' });
+    expect(result).toMatchObject({
+      success: true,
+      endReason: 'completed',
+      commandsRun: 2,
+      summaryKind: 'model',
+      reason: 'The task was completed.',
+    });
     expect(result.summary).toContain('Created the greeting file; it contains hello.');
     expect(result.stepPromptChars).toHaveLength(3);
 
@@ -142,29 +164,35 @@ describe('the loop ends as the model says', () => {
     expect(sum!.prompt).toContain(`#2 $ cat ${file}\nhello\n-> exit 0`);
 
     // Progress: each command announced, then its result, then the end.
-    expect(progress.map((p) => (p.end ? `end ${p.end}` : p.result ? `done ${p.step} ${p.result.exitCode}` : `run ${p.step} ${p.command}`))).toEqual([
-      `run 1 echo hello > ${file}`,
-      'done 1 0',
-      `run 2 cat ${file}`,
-      'done 2 0',
-      'end completed',
-    ]);
+    expect(
+      progress.map((p) => (p.end ? `end ${p.end}` : p.result ? `done ${p.step} ${p.result.exitCode}` : `run ${p.step} ${p.command}`)),
+    ).toEqual([`run 1 echo hello > ${file}`, 'done 1 0', `run 2 cat ${file}`, 'done 2 0', 'end completed']);
   });
 
   test('a failing command is shown with its exit code in the next prompt; the model fixes it and completes', async () => {
     const file = `notes-${uid()}.txt`;
-    const model = new ScriptedModel([cmd(`cat ${file}`), cmd(`echo fixed > ${file}`, 'create the missing file'), cmd(`cat ${file}`), complete()]);
+    const model = new ScriptedModel([
+      cmd(`cat ${file}`),
+      cmd(`echo fixed > ${file}`, 'create the missing file'),
+      cmd(`cat ${file}`),
+      complete(),
+    ]);
     const { result } = await run(model);
 
     expect(result).toMatchObject({ success: true, endReason: 'completed', commandsRun: 3 });
-    expect(model.stepPrompt(2)).toMatch(new RegExp(`#1 \\$ cat ${file}\\n\\[stderr\\]\\ncat: can't open '${file}': No such file or directory\\n-> exit 1`));
+    expect(model.stepPrompt(2)).toMatch(
+      new RegExp(`#1 \\$ cat ${file}\\n\\[stderr\\]\\ncat: can't open '${file}': No such file or directory\\n-> exit 1`),
+    );
     expect(model.stepPrompt(4)).toContain(`#1 $ cat ${file}`);
     expect(model.stepPrompt(4)).toContain(`#3 $ cat ${file}\nfixed\n-> exit 0`);
     expect(model.of('summary')[0]!.prompt).toMatch(/-> exit 1/);
   });
 
   test('taskFailed: success false, with the reason in the result and the summary', async () => {
-    const model = new ScriptedModel([cmd('ls /opt/nothing-here'), failed('the directory /opt/nothing-here does not exist')], [summary('Listing failed: no such directory.')]);
+    const model = new ScriptedModel(
+      [cmd('ls /opt/nothing-here'), failed('the directory /opt/nothing-here does not exist')],
+      [summary('Listing failed: no such directory.')],
+    );
     const { result } = await run(model);
 
     expect(result).toMatchObject({ success: false, endReason: 'failed', commandsRun: 1, summaryKind: 'model' });
@@ -215,7 +243,11 @@ describe('limits', () => {
 describe('invalid model answers', () => {
   test.each<[string, Answer, string]>([
     ['no call', [], 'expected one call to nextCommand, taskComplete or taskFailed; got no call'],
-    ['an unknown function', [{ name: 'runShell', args: { cmd: 'ls' } }], 'expected one call to nextCommand, taskComplete or taskFailed; got runShell'],
+    [
+      'an unknown function',
+      [{ name: 'runShell', args: { cmd: 'ls' } }],
+      'expected one call to nextCommand, taskComplete or taskFailed; got runShell',
+    ],
     ['nextCommand with an empty command', [{ name: 'nextCommand', args: { command: '' } }], 'nextCommand: command: command is empty'],
     ['a model call that throws', new Error('HTTP 503 from the model'), 'model call failed: HTTP 503 from the model'],
   ])('%s: retried once with a note in the next prompt, then the task goes on', async (_name, bad, error) => {
@@ -225,7 +257,9 @@ describe('invalid model answers', () => {
     expect(result).toMatchObject({ success: true, endReason: 'completed', commandsRun: 1 });
     expect(model.of('step')).toHaveLength(3);
     expect(model.stepPrompt(1)).not.toContain(INVALID_NOTE);
-    expect(model.stepPrompt(2)).toContain(`${INVALID_NOTE}${error}). Answer with exactly one call: nextCommand, taskComplete or taskFailed.`);
+    expect(model.stepPrompt(2)).toContain(
+      `${INVALID_NOTE}${error}). Answer with exactly one call: nextCommand, taskComplete or taskFailed.`,
+    );
     // Once a valid answer came, the note is gone.
     expect(model.stepPrompt(3)).not.toContain(INVALID_NOTE);
     expect(model.stepPrompt(3)).toContain('#1 $ echo recovered\nrecovered\n-> exit 0');
@@ -233,11 +267,16 @@ describe('invalid model answers', () => {
   });
 
   test('invalid twice in a row: the task ends with "model-error", no command run', async () => {
-    const model = new ScriptedModel([[], [{ name: 'taskSummary', args: { summary: 'wrong tier' } }]], [summary('The model gave no usable step.')]);
+    const model = new ScriptedModel(
+      [[], [{ name: 'taskSummary', args: { summary: 'wrong tier' } }]],
+      [summary('The model gave no usable step.')],
+    );
     const { result } = await run(model);
 
     expect(result).toMatchObject({ success: false, endReason: 'model-error', commandsRun: 0 });
-    expect(result.reason).toBe('Stopped: the model gave no valid next step (expected one call to nextCommand, taskComplete or taskFailed; got taskSummary).');
+    expect(result.reason).toBe(
+      'Stopped: the model gave no valid next step (expected one call to nextCommand, taskComplete or taskFailed; got taskSummary).',
+    );
     expect(model.of('step')).toHaveLength(2);
   });
 
@@ -255,7 +294,9 @@ describe('summary', () => {
     const { result, log } = await run(model);
 
     expect(result).toMatchObject({ success: true, endReason: 'completed', commandsRun: 2, summaryKind: 'extractive' });
-    expect(result.summary).toBe("The task was completed. 2 commands run. Last: `echo a` -> exit 0; `echo b` -> exit 0. Model's note: both echoed");
+    expect(result.summary).toBe(
+      "The task was completed. 2 commands run. Last: `echo a` -> exit 0; `echo b` -> exit 0. Model's note: both echoed",
+    );
     expect(model.of('summary')).toHaveLength(1);
     expect(log).toContain(`# Summary (extractive)\n${result.summary}\n`);
   });
@@ -371,7 +412,9 @@ describe('history bounding', () => {
     expect(series).toHaveLength(26);
     const atFive = series[4]!;
     const worst = Math.max(...series.slice(5));
-    console.log(`stepPromptChars (26 step prompts): ${series.join(', ')}\nstep 5: ${atFive}; max after: ${worst} (${(worst / atFive).toFixed(3)}x)`);
+    console.log(
+      `stepPromptChars (26 step prompts): ${series.join(', ')}\nstep 5: ${atFive}; max after: ${worst} (${(worst / atFive).toFixed(3)}x)`,
+    );
     const over = series
       .map((chars, i) => ({ step: i + 1, chars, ratio: Number((chars / atFive).toFixed(3)) }))
       .filter((x) => x.step > 5 && x.chars > 1.1 * atFive);

@@ -184,7 +184,14 @@ export interface ContainerInspect {
   Id: string;
   Name: string;
   State: { Status: string; Running: boolean; ExitCode: number; OOMKilled: boolean; Pid: number; StartedAt: string };
-  Config: { Labels: Record<string, string> | null; Env: string[] | null; WorkingDir: string; Entrypoint: string[] | null; Cmd: string[] | null; Image: string };
+  Config: {
+    Labels: Record<string, string> | null;
+    Env: string[] | null;
+    WorkingDir: string;
+    Entrypoint: string[] | null;
+    Cmd: string[] | null;
+    Image: string;
+  };
   HostConfig: {
     Privileged: boolean;
     SecurityOpt: string[] | null;
@@ -229,7 +236,10 @@ export interface ManagedContainer {
 /** Containers labelled genaicode-docker.managed=true (and any extra labels given), running or not. */
 export async function listManaged(labels: Record<string, string> = {}): Promise<ManagedContainer[]> {
   const filters = Object.entries({ [LABEL.managed]: 'true', ...labels }).flatMap(([k, v]) => ['--filter', `label=${k}=${v}`]);
-  const ids = (await dockerOk(['ps', '-a', '-q', '--no-trunc', ...filters])).split('\n').map((s) => s.trim()).filter(Boolean);
+  const ids = (await dockerOk(['ps', '-a', '-q', '--no-trunc', ...filters]))
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (ids.length === 0) return [];
   // Some may vanish between the two calls (auto-remove): inspect prints the others and exits 1.
   const r = await docker(['container', 'inspect', ...ids]);
@@ -263,7 +273,9 @@ export async function expectNoContainersLeft(prefix: string = currentSession()):
   }
   if (left.length === 0) return;
   await docker(['rm', '-f', ...left.map((c) => c.id)]);
-  throw new Error(`Containers of session ${prefix} were left behind: ${left.map((c) => `${c.name} (${c.status}, session ${c.labels[LABEL.session]})`).join(', ')}`);
+  throw new Error(
+    `Containers of session ${prefix} were left behind: ${left.map((c) => `${c.name} (${c.status}, session ${c.labels[LABEL.session]})`).join(', ')}`,
+  );
 }
 
 export function sleep(ms: number): Promise<void> {

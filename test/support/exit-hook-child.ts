@@ -54,7 +54,8 @@ export async function startChild(mode: ChildMode): Promise<Child> {
     });
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      if (!out.includes('\n')) reject(new Error(`fixture (${mode}) ended (code ${code}, signal ${signal}) before printing an id; stderr: ${err}`));
+      if (!out.includes('\n'))
+        reject(new Error(`fixture (${mode}) ended (code ${code}, signal ${signal}) before printing an id; stderr: ${err}`));
     });
   });
   const { id, pid, running } = JSON.parse(line) as { id: string; pid: number; running: boolean };
@@ -63,7 +64,8 @@ export async function startChild(mode: ChildMode): Promise<Child> {
   if (pid !== proc.pid) throw new Error(`fixture (${mode}) reported pid ${pid}, but it is ${proc.pid}`);
   if (!running) throw new Error(`fixture (${mode}): its container ${id.slice(0, 12)} was not running`);
   // A child that waits to be killed: its container must still run now, as seen from here.
-  if (mode === 'wait' && !(await inspectContainer(id))?.State.Running) throw new Error(`fixture (wait): its container ${id.slice(0, 12)} is not running`);
+  if (mode === 'wait' && !(await inspectContainer(id))?.State.Running)
+    throw new Error(`fixture (wait): its container ${id.slice(0, 12)} is not running`);
   return child;
 }
 

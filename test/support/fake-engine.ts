@@ -214,7 +214,14 @@ export class FakeEngine implements ContainerEngine {
   }
 
   /** Adds a container as if another process (or another host) had created it. Not recorded. */
-  seedContainer(c: { id?: string; name?: string; image?: string; labels?: Record<string, string>; running?: boolean; createdAt?: Date }): FakeContainer {
+  seedContainer(c: {
+    id?: string;
+    name?: string;
+    image?: string;
+    labels?: Record<string, string>;
+    running?: boolean;
+    createdAt?: Date;
+  }): FakeContainer {
     const container: FakeContainer = {
       id: c.id ?? newId(),
       name: c.name ?? `seeded-${this.containers.size + 1}`,
@@ -285,7 +292,8 @@ export class FakeEngine implements ContainerEngine {
   async pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal): Promise<void> {
     this.record({ method: 'pullImage', args: [ref, onProgress, signal] });
     if (signal?.aborted) throw new SandboxError('ABORTED', `Pull ${ref}: aborted`);
-    if (!this.pullable(ref)) throw new SandboxError('IMAGE_NOT_FOUND', `Image ${ref} was not found (fake registry).`, { data: { image: ref } });
+    if (!this.pullable(ref))
+      throw new SandboxError('IMAGE_NOT_FOUND', `Image ${ref} was not found (fake registry).`, { data: { image: ref } });
     for (const p of this.pullProgress(ref)) {
       await tick();
       onProgress?.(p);
@@ -300,7 +308,9 @@ export class FakeEngine implements ContainerEngine {
     }
     const name = spec.name ?? `fake-${this.containers.size + 1}`;
     if ([...this.containers.values()].some((c) => c.name === name)) {
-      throw new SandboxError('INVALID_ARGUMENT', `A container named ${JSON.stringify(name)} already exists: choose another name.`, { data: { name } });
+      throw new SandboxError('INVALID_ARGUMENT', `A container named ${JSON.stringify(name)} already exists: choose another name.`, {
+        data: { name },
+      });
     }
     const id = newId();
     this.containers.set(id, {
@@ -341,7 +351,9 @@ export class FakeEngine implements ContainerEngine {
     const c = this.find(id);
     if (!c) return false;
     if (c.running && !force) {
-      throw new SandboxError('ENGINE_ERROR', `Remove container ${id.slice(0, 12)}: container is running, stop it or use force`, { data: { status: 409 } });
+      throw new SandboxError('ENGINE_ERROR', `Remove container ${id.slice(0, 12)}: container is running, stop it or use force`, {
+        data: { status: 409 },
+      });
     }
     this.endExecs(c.id);
     this.containers.delete(c.id);
@@ -352,7 +364,15 @@ export class FakeEngine implements ContainerEngine {
     this.record({ method: 'inspectContainer', args: [idOrName] });
     const c = this.find(idOrName);
     if (!c) return undefined;
-    return { id: c.id, name: c.name, running: c.running, status: c.status, oomKilled: c.oomKilled, exitCode: c.running ? null : c.exitCode, labels: { ...c.labels } };
+    return {
+      id: c.id,
+      name: c.name,
+      running: c.running,
+      status: c.status,
+      oomKilled: c.oomKilled,
+      exitCode: c.running ? null : c.exitCode,
+      labels: { ...c.labels },
+    };
   }
 
   async listContainers(labels: Record<string, string>): Promise<ContainerSummary[]> {
@@ -366,13 +386,26 @@ export class FakeEngine implements ContainerEngine {
     this.record({ method: 'exec', args: [containerId, spec, onOutput] });
     const c = this.find(containerId);
     if (!c) {
-      throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`, { data: { containerId } });
+      throw new SandboxError(
+        'CONTAINER_NOT_FOUND',
+        `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`,
+        { data: { containerId } },
+      );
     }
     if (!c.running) {
       throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running`, { data: { containerId } });
     }
     const kind = classify(spec);
-    const rec: FakeExec = { seq: this.execs.length + 1, containerId: c.id, spec, kind, pid: this.nextPid++, state: 'running', exitCode: undefined, delivered: 0 };
+    const rec: FakeExec = {
+      seq: this.execs.length + 1,
+      containerId: c.id,
+      spec,
+      kind,
+      pid: this.nextPid++,
+      state: 'running',
+      exitCode: undefined,
+      delivered: 0,
+    };
     this.execs.push(rec);
 
     let scripted: ScriptedExec;
@@ -431,7 +464,12 @@ export class FakeEngine implements ContainerEngine {
     if (c.autoRemove) this.containers.delete(c.id);
   }
 
-  private run(rec: FakeExec, frames: Array<[StreamId, Buffer]>, scripted: ScriptedExec, onOutput: (stream: StreamId, chunk: Buffer) => void): ExecSession {
+  private run(
+    rec: FakeExec,
+    frames: Array<[StreamId, Buffer]>,
+    scripted: ScriptedExec,
+    onOutput: (stream: StreamId, chunk: Buffer) => void,
+  ): ExecSession {
     let resolveDone!: (v: { exitCode: number | null }) => void;
     const done = new Promise<{ exitCode: number | null }>((r) => {
       resolveDone = r;

@@ -36,7 +36,8 @@ function execResult(stdout: string | Buffer, extra: Partial<ExecResult> = {}): E
   };
 }
 
-const progress = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `step ${from + i}: ok, 12 items processed`).join('\n') + '\n';
+const progress = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => `step ${from + i}: ok, 12 items processed`).join('\n') + '\n';
 
 /** A summarizer that records what it was given. */
 function recordingSummarizer(reply = 'a summary') {
@@ -89,7 +90,14 @@ describe('buildCommandAnswer', () => {
     const { summarizer, inputs } = recordingSummarizer('  It failed.  ');
     const out = `${progress(0, 100)}AssertionError: expected 3\n`;
     const a = await buildCommandAnswer(execResult(out, { exitCode: 1, timedOut: true, reason: 'timed out after 5 ms' }), { summarizer });
-    expect(a).toMatchObject({ exitCode: 1, summary: 'It failed.', summaryKind: 'model', keyLines: ['AssertionError: expected 3'], timedOut: true, reason: 'timed out after 5 ms' });
+    expect(a).toMatchObject({
+      exitCode: 1,
+      summary: 'It failed.',
+      summaryKind: 'model',
+      keyLines: ['AssertionError: expected 3'],
+      timedOut: true,
+      reason: 'timed out after 5 ms',
+    });
     expect(inputs).toEqual([{ command: 'cmd', exitCode: 1, output: out, reason: 'timed out after 5 ms' }]);
   });
 
@@ -123,10 +131,12 @@ describe('buildCommandAnswer', () => {
     expect(a.keyLines).toEqual(['done: 1 task failed', 'Traceback (most recent call last):', "KeyError: 'price'"]);
     // The summarizer sees the capped output plus the middle's error lines, marked as such.
     expect(inputs[0]!.output.startsWith(r.stdout)).toBe(true);
-    expect(inputs[0]!.output.slice(r.stdout.length)).toBe("\n[error-like lines from the omitted middle of the output, from the full log:]\nTraceback (most recent call last):\nKeyError: 'price'\n");
+    expect(inputs[0]!.output.slice(r.stdout.length)).toBe(
+      "\n[error-like lines from the omitted middle of the output, from the full log:]\nTraceback (most recent call last):\nKeyError: 'price'\n",
+    );
   });
 
-  test('a captured error line that the log has inside another stream\'s line is not repeated', async () => {
+  test("a captured error line that the log has inside another stream's line is not repeated", async () => {
     // stdout ended without a newline when stderr printed its line: in the log they share one.
     const r = execResult(`${progress(0, 3000)}filler abc`, { stderr: 'FAILED: 3 of 120 tests failed\n' });
     writeFileSync(r.logPath, `${progress(0, 3000)}filler abcFAILED: 3 of 120 tests failed\n`);
@@ -136,17 +146,26 @@ describe('buildCommandAnswer', () => {
 
   test('many error lines in the captured part still leave room for the middle', async () => {
     const errors = (tag: string) => Array.from({ length: 14 }, (_, i) => `Error: ${tag} ${i}`).join('\n') + '\n';
-    const r = execResult(`${errors('head')}${progress(0, 3000)}Error: middle A\nError: middle B\nError: middle C\nError: middle D\nError: middle E\n${progress(3000, 6000)}`);
+    const r = execResult(
+      `${errors('head')}${progress(0, 3000)}Error: middle A\nError: middle B\nError: middle C\nError: middle D\nError: middle E\n${progress(3000, 6000)}`,
+    );
     const a = await buildCommandAnswer(r);
     // Twelve in all: the first and the last four captured ones around four from the middle
     // (the first of them: the scan keeps the first eight new ones).
     expect(a.keyLines).toEqual([
       ...[0, 1, 2, 3].map((i) => `Error: head ${i}`),
-      'Error: middle A', 'Error: middle B', 'Error: middle C', 'Error: middle D',
+      'Error: middle A',
+      'Error: middle B',
+      'Error: middle C',
+      'Error: middle D',
       ...[8, 9, 10, 11].map((i) => `Error: head ${i}`),
     ]);
     const scan = (await logKeyLines(r.logPath, { skip: (l) => l.includes('head') }))!;
-    expect(scan).toMatchObject({ matchedLines: 19, selection: false, lines: ['Error: middle A', 'Error: middle B', 'Error: middle C', 'Error: middle D', 'Error: middle E'] });
+    expect(scan).toMatchObject({
+      matchedLines: 19,
+      selection: false,
+      lines: ['Error: middle A', 'Error: middle B', 'Error: middle C', 'Error: middle D', 'Error: middle E'],
+    });
   });
 
   test('an error at the end of a very long line is kept in its clipped form', async () => {
@@ -171,7 +190,11 @@ describe('buildCommandAnswer', () => {
     const { summarizer, inputs } = recordingSummarizer();
     const a = await buildCommandAnswer(r, { summarizer });
     expect(a.keyLines).toBeUndefined();
-    expect(inputs[0]!.output.endsWith(`[the log's middle ${big.length - 16 * 1024 * 1024} bytes were not searched for errors: only its first and last 8 MiB]\n`)).toBe(true);
+    expect(
+      inputs[0]!.output.endsWith(
+        `[the log's middle ${big.length - 16 * 1024 * 1024} bytes were not searched for errors: only its first and last 8 MiB]\n`,
+      ),
+    ).toBe(true);
   });
 
   test('a truncated output whose log is gone still gets keyLines from what was captured', async () => {
@@ -230,7 +253,11 @@ describe('logKeyLines', () => {
 
   test('runs of empty or blank lines cost linear time, and are not error lines', async () => {
     // A line-start pattern that could cross newlines would backtrack over every empty line.
-    for (const [name, blank] of [['empty', '\n'], ['CRLF', '\r\n'], ['spaces', '        \n']] as const) {
+    for (const [name, blank] of [
+      ['empty', '\n'],
+      ['CRLF', '\r\n'],
+      ['spaces', '        \n'],
+    ] as const) {
       const path = join(tempDir(), `${name}.log`);
       writeFileSync(path, `start\n${blank.repeat(300_000)}E   assert 1 == 2\n${blank.repeat(300_000)}`);
       const started = Date.now();

@@ -2,7 +2,13 @@ import { homedir } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load-config.js';
-import { CONFIG_FILE_NAME, DEFAULT_ALLOWED_IMAGES, DEFAULT_IMAGE, parseByteSize, type ConfigInput } from '../../src/config/config-schema.js';
+import {
+  CONFIG_FILE_NAME,
+  DEFAULT_ALLOWED_IMAGES,
+  DEFAULT_IMAGE,
+  parseByteSize,
+  type ConfigInput,
+} from '../../src/config/config-schema.js';
 import { INVARIANTS } from '../../src/policy/policy.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
@@ -138,10 +144,20 @@ describe('loadConfig: environment', () => {
 
 describe('loadConfig: precedence defaults < file < env < overrides', () => {
   test('each value comes from the latest source that sets it; objects merge, arrays replace', () => {
-    const p = project({ limits: { memory: '1g', cpus: 2, pids: 100 }, exec: { timeoutMs: 5000 }, images: { allow: ['python:3*', 'node:*'] }, workdir: '/src' });
+    const p = project({
+      limits: { memory: '1g', cpus: 2, pids: 100 },
+      exec: { timeoutMs: 5000 },
+      images: { allow: ['python:3*', 'node:*'] },
+      workdir: '/src',
+    });
     const c = loadConfig({
       cwd: p.root,
-      env: { GENAICODE_DOCKER_CPUS: '3', GENAICODE_DOCKER_PIDS: '200', GENAICODE_DOCKER_MAX_BYTES: '4096', GENAICODE_DOCKER_ALLOWED_IMAGES: 'c:*' },
+      env: {
+        GENAICODE_DOCKER_CPUS: '3',
+        GENAICODE_DOCKER_PIDS: '200',
+        GENAICODE_DOCKER_MAX_BYTES: '4096',
+        GENAICODE_DOCKER_ALLOWED_IMAGES: 'c:*',
+      },
       overrides: { limits: { pids: 300 } },
     });
     expect(c.limits).toEqual({ memory: GiB, cpus: 3, pids: 300 });
@@ -255,7 +271,12 @@ describe('loadConfig: invariant-breaking values are POLICY_VIOLATION naming the 
     // the invariant check resolves it against process.cwd(); started from a subfolder of
     // the project, "../../proc" passes the check and ends up on the allowlist as /proc.
     const p = project();
-    const hostPath = p.root.split('/').slice(1).map(() => '..').join('/') + '/proc';
+    const hostPath =
+      p.root
+        .split('/')
+        .slice(1)
+        .map(() => '..')
+        .join('/') + '/proc';
     const before = process.cwd();
     let resolved: string | undefined;
     let code: string | undefined;
@@ -282,7 +303,9 @@ describe('loadConfig: paths', () => {
     const p = project();
     const own = join(tempDir('gcd-user-cfg-'), 'config.json');
     writeFileSync(own, JSON.stringify({ mountAllow: [{ hostPath: 'data', writable: true }] }));
-    expect(loadConfig({ cwd: p.nested, env: { GENAICODE_DOCKER_CONFIG: own } }).mountAllow).toEqual([{ hostPath: join(p.root, 'data'), writable: true }]);
+    expect(loadConfig({ cwd: p.nested, env: { GENAICODE_DOCKER_CONFIG: own } }).mountAllow).toEqual([
+      { hostPath: join(p.root, 'data'), writable: true },
+    ]);
   });
 });
 

@@ -5,7 +5,11 @@ import { syncSandboxError } from './helpers.js';
 
 describe('resolveConnection', () => {
   test('no settings, no DOCKER_HOST: the default socket', () => {
-    expect(resolveConnection({}, {})).toEqual({ kind: 'socket', socketPath: DEFAULT_SOCKET_PATH, endpoint: `unix://${DEFAULT_SOCKET_PATH}` });
+    expect(resolveConnection({}, {})).toEqual({
+      kind: 'socket',
+      socketPath: DEFAULT_SOCKET_PATH,
+      endpoint: `unix://${DEFAULT_SOCKET_PATH}`,
+    });
   });
 
   test('DOCKER_HOST unix://', () => {
@@ -17,7 +21,13 @@ describe('resolveConnection', () => {
   });
 
   test('DOCKER_HOST tcp:// without TLS: http on 2375 by default, the given port otherwise', () => {
-    expect(resolveConnection({}, { DOCKER_HOST: 'tcp://10.0.0.5' })).toEqual({ kind: 'tcp', host: '10.0.0.5', port: 2375, protocol: 'http', endpoint: 'tcp://10.0.0.5' });
+    expect(resolveConnection({}, { DOCKER_HOST: 'tcp://10.0.0.5' })).toEqual({
+      kind: 'tcp',
+      host: '10.0.0.5',
+      port: 2375,
+      protocol: 'http',
+      endpoint: 'tcp://10.0.0.5',
+    });
     expect(resolveConnection({}, { DOCKER_HOST: 'tcp://engine.local:12375' })).toEqual({
       kind: 'tcp',
       host: 'engine.local',

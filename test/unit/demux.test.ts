@@ -24,7 +24,15 @@ function collector() {
 }
 
 const binary = Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 7) % 256));
-const frames = [frame(1, 'hello '), frame(2, 'warn: x\n'), frame(1, ''), frame(1, binary), frame(2, Buffer.alloc(0)), frame(2, 'e2'), frame(1, 'end\n')];
+const frames = [
+  frame(1, 'hello '),
+  frame(2, 'warn: x\n'),
+  frame(1, ''),
+  frame(1, binary),
+  frame(2, Buffer.alloc(0)),
+  frame(2, 'e2'),
+  frame(1, 'end\n'),
+];
 const stream = Buffer.concat(frames);
 const expectedStdout = Buffer.concat([Buffer.from('hello '), binary, Buffer.from('end\n')]);
 const expectedStderr = Buffer.from('warn: x\ne2');
@@ -51,7 +59,11 @@ describe('FrameDemuxer', () => {
       const c = collector();
       c.demux.push(stream.subarray(0, k));
       c.demux.push(stream.subarray(k));
-      expect({ k, stdout: c.stdout().equals(expectedStdout), stderr: c.stderr().equals(expectedStderr) }).toEqual({ k, stdout: true, stderr: true });
+      expect({ k, stdout: c.stdout().equals(expectedStdout), stderr: c.stderr().equals(expectedStderr) }).toEqual({
+        k,
+        stdout: true,
+        stderr: true,
+      });
       expect(c.order).toEqual(expectedOrder);
       expect(c.demux.complete).toBe(true);
     }

@@ -24,8 +24,23 @@ const answers: Record<string, Answer | { inTurn: Answer[] }> = {
   'POST /containers/broken/stop': [500, { message: 'runtime exploded', response: 500 }],
   'DELETE /containers/broken': [500, { message: 'runtime exploded', response: 500 }],
   'DELETE /containers/removing': [409, { message: 'removal of container removing is already in progress' }],
-  'GET /containers/removing/json': { inTurn: [[200, { Id: 'removing' }], [200, { Id: 'removing' }], [200, { Id: 'removing' }], [404, { message: 'No such container: removing' }]] },
-  'POST /containers/create': [500, { cause: 'no such file or directory', message: 'container create: container-init binary not found on the host: stat /usr/libexec/podman/catatonit: no such file or directory', response: 500 }],
+  'GET /containers/removing/json': {
+    inTurn: [
+      [200, { Id: 'removing' }],
+      [200, { Id: 'removing' }],
+      [200, { Id: 'removing' }],
+      [404, { message: 'No such container: removing' }],
+    ],
+  },
+  'POST /containers/create': [
+    500,
+    {
+      cause: 'no such file or directory',
+      message:
+        'container create: container-init binary not found on the host: stat /usr/libexec/podman/catatonit: no such file or directory',
+      response: 500,
+    },
+  ],
 };
 
 // The stand-in runs in a child process: the exit hook's remover blocks this one (spawnSync).
@@ -81,7 +96,7 @@ test('a removal already in progress (auto-remove): remove resolves once the cont
   expect(await seen()).toMatchObject({ 'DELETE /containers/removing': 1, 'GET /containers/removing/json': 4 });
 });
 
-describe("Podman's 500 \"no such container\" counts as gone", () => {
+describe('Podman\'s 500 "no such container" counts as gone', () => {
   test('stop, remove and inspect of a container being auto-removed: gone, not an error', async () => {
     const e = engine();
     expect(await e.stopContainer('gone', 1)).toBe(false);
@@ -105,8 +120,21 @@ describe("Podman's 500 \"no such container\" counts as gone", () => {
 
 test('an engine without an init binary: the error says how to install one', async () => {
   const spec: ContainerSpec = {
-    image: 'img', entrypoint: ['sleep'], cmd: ['60'], env: [], labels: {}, workdir: '/', memoryBytes: 1 << 29, nanoCpus: 1e9, pidsLimit: 64,
-    network: 'none', readOnlyRoot: false, tmpfs: [], binds: [], capAdd: [], autoRemove: true,
+    image: 'img',
+    entrypoint: ['sleep'],
+    cmd: ['60'],
+    env: [],
+    labels: {},
+    workdir: '/',
+    memoryBytes: 1 << 29,
+    nanoCpus: 1e9,
+    pidsLimit: 64,
+    network: 'none',
+    readOnlyRoot: false,
+    tmpfs: [],
+    binds: [],
+    capAdd: [],
+    autoRemove: true,
   };
   const err = await sandboxError(() => engine().createContainer(spec));
   expect(err.code).toBe('ENGINE_ERROR');

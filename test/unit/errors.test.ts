@@ -7,7 +7,12 @@ describe('SandboxError', () => {
   test('toJSON is { error, code, ...data }', () => {
     const e = new SandboxError('IMAGE_NOT_FOUND', 'Image x:1 was not found.', { data: { image: 'x:1', tried: ['a', 'b'] } });
     expect(e.toJSON()).toEqual({ error: 'Image x:1 was not found.', code: 'IMAGE_NOT_FOUND', image: 'x:1', tried: ['a', 'b'] });
-    expect(JSON.parse(JSON.stringify(e))).toEqual({ error: 'Image x:1 was not found.', code: 'IMAGE_NOT_FOUND', image: 'x:1', tried: ['a', 'b'] });
+    expect(JSON.parse(JSON.stringify(e))).toEqual({
+      error: 'Image x:1 was not found.',
+      code: 'IMAGE_NOT_FOUND',
+      image: 'x:1',
+      tried: ['a', 'b'],
+    });
     expect(new SandboxError('ABORTED', 'stop').toJSON()).toEqual({ error: 'stop', code: 'ABORTED' });
   });
 
@@ -25,7 +30,21 @@ describe('SandboxError', () => {
 
   test('the code set is closed and includes the documented codes', () => {
     expect([...SANDBOX_ERROR_CODES].sort()).toEqual(
-      ['ABORTED', 'CONTAINER_NOT_FOUND', 'CONTAINER_START_FAILED', 'ENGINE_ERROR', 'ENGINE_UNAVAILABLE', 'IMAGE_NOT_ALLOWED', 'IMAGE_NOT_FOUND', 'IMAGE_PULL_FAILED', 'INTERNAL_ERROR', 'INVALID_ARGUMENT', 'INVALID_CONFIG', 'POLICY_VIOLATION', 'USER_DECLINED'].sort(),
+      [
+        'ABORTED',
+        'CONTAINER_NOT_FOUND',
+        'CONTAINER_START_FAILED',
+        'ENGINE_ERROR',
+        'ENGINE_UNAVAILABLE',
+        'IMAGE_NOT_ALLOWED',
+        'IMAGE_NOT_FOUND',
+        'IMAGE_PULL_FAILED',
+        'INTERNAL_ERROR',
+        'INVALID_ARGUMENT',
+        'INVALID_CONFIG',
+        'POLICY_VIOLATION',
+        'USER_DECLINED',
+      ].sort(),
     );
   });
 });
@@ -38,8 +57,12 @@ test('every code the package can answer with is in the closed set, with a line o
   // Every code literal in src/ is one of them.
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
   const files = (function walk(d: string): string[] {
-    return readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : []));
+    return readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : [],
+    );
   })(root);
-  const used = new Set(files.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:SandboxError\(|code: )'([A-Z_]+)'/g)].map((m) => m[1]!)));
+  const used = new Set(
+    files.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:SandboxError\(|code: )'([A-Z_]+)'/g)].map((m) => m[1]!)),
+  );
   for (const code of used) expect(SANDBOX_ERROR_CODES).toContain(code);
 });

@@ -90,7 +90,9 @@ async function collect(transport: EngineTransport, execId = 'abc123') {
 describe('openExecStream over a unix socket', () => {
   test('sends the upgrade request and passes on every byte after the 101 head, head split across reads', async () => {
     const head = Buffer.from(UPGRADED);
-    const engine = await unixEngine({ pieces: [head.subarray(0, 20), Buffer.concat([head.subarray(20), streamBytes.subarray(0, 3)]), streamBytes.subarray(3)] });
+    const engine = await unixEngine({
+      pieces: [head.subarray(0, 20), Buffer.concat([head.subarray(20), streamBytes.subarray(0, 3)]), streamBytes.subarray(3)],
+    });
     try {
       const got = await collect(engine.transport, 'exec/id');
       await got.stream.ended;
@@ -121,7 +123,9 @@ describe('openExecStream over a unix socket', () => {
   });
 
   test('an engine that answers 200 without upgrading streams the same way', async () => {
-    const engine = await unixEngine({ pieces: [`HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n`, streamBytes] });
+    const engine = await unixEngine({
+      pieces: [`HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n`, streamBytes],
+    });
     try {
       const got = await collect(engine.transport);
       await got.stream.ended;
@@ -133,7 +137,10 @@ describe('openExecStream over a unix socket', () => {
 
   test('an error status rejects with the status and the JSON message', async () => {
     const body = JSON.stringify({ message: 'No such exec instance: abc123' });
-    const engine = await unixEngine({ pieces: [`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body], finish: 'hold' });
+    const engine = await unixEngine({
+      pieces: [`HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body],
+      finish: 'hold',
+    });
     try {
       const e = await openExecStream(engine.transport, 'abc123', () => undefined).then(
         () => undefined,
@@ -150,7 +157,12 @@ describe('openExecStream over a unix socket', () => {
   test('a chunked error body is decoded', async () => {
     const hex = (text: string) => Buffer.byteLength(text).toString(16);
     const engine = await unixEngine({
-      pieces: ['HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n', `${hex('{"message":"conta')}\r\n{"message":"conta`, '\r\n', `${hex('iner is paused"}\n')}\r\niner is paused"}\n\r\n0\r\n\r\n`],
+      pieces: [
+        'HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n',
+        `${hex('{"message":"conta')}\r\n{"message":"conta`,
+        '\r\n',
+        `${hex('iner is paused"}\n')}\r\niner is paused"}\n\r\n0\r\n\r\n`,
+      ],
       finish: 'hold',
     });
     try {
@@ -179,7 +191,9 @@ describe('openExecStream over a unix socket', () => {
     const silent = await unixEngine({ pieces: [] });
     const garbage = await unixEngine({ pieces: ['SSH-2.0-OpenSSH_9.2\r\n\r\n'] });
     try {
-      await expect(openExecStream(silent.transport, 'x', () => undefined)).rejects.toThrow('The engine closed the connection before answering the start of a command.');
+      await expect(openExecStream(silent.transport, 'x', () => undefined)).rejects.toThrow(
+        'The engine closed the connection before answering the start of a command.',
+      );
       await expect(openExecStream(garbage.transport, 'x', () => undefined)).rejects.toThrow(/not HTTP: "SSH-2\.0-OpenSSH_9\.2"/);
     } finally {
       await silent.close();
@@ -191,7 +205,9 @@ describe('openExecStream over a unix socket', () => {
     const engine = await unixEngine({ pieces: [], finish: 'hold' });
     try {
       const started = Date.now();
-      await expect(openExecStream(engine.transport, 'x', () => undefined, { answerTimeoutMs: 200 })).rejects.toThrow('The engine did not answer the start of a command within 200 ms.');
+      await expect(openExecStream(engine.transport, 'x', () => undefined, { answerTimeoutMs: 200 })).rejects.toThrow(
+        'The engine did not answer the start of a command within 200 ms.',
+      );
       expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     } finally {
       await engine.close();
@@ -199,14 +215,20 @@ describe('openExecStream over a unix socket', () => {
   });
 
   test('options that make connect throw at once: rejected, and nothing fires later', async () => {
-    const e = (await openExecStream({ kind: 'net', options: { host: '127.0.0.1', port: 70_000 }, hostHeader: 'x' }, 'x', () => undefined, { answerTimeoutMs: 50 }).catch((err: unknown) => err)) as NodeJS.ErrnoException;
+    const e = (await openExecStream({ kind: 'net', options: { host: '127.0.0.1', port: 70_000 }, hostHeader: 'x' }, 'x', () => undefined, {
+      answerTimeoutMs: 50,
+    }).catch((err: unknown) => err)) as NodeJS.ErrnoException;
     expect(e.code).toBe('ERR_SOCKET_BAD_PORT');
     // The answer timer was never armed: past its time, no uncaught error fails this test.
     await new Promise((r) => setTimeout(r, 150));
   });
 
   test('no engine at the socket: the socket error with its code', async () => {
-    const e = (await openExecStream({ kind: 'net', options: { path: join(dir, 'nobody.sock') }, hostHeader: 'localhost' }, 'x', () => undefined).catch((err: unknown) => err)) as NodeJS.ErrnoException;
+    const e = (await openExecStream(
+      { kind: 'net', options: { path: join(dir, 'nobody.sock') }, hostHeader: 'localhost' },
+      'x',
+      () => undefined,
+    ).catch((err: unknown) => err)) as NodeJS.ErrnoException;
     expect(e.code).toBe('ENOENT');
   });
 
@@ -253,14 +275,38 @@ describe('openExecStream over TCP', () => {
   test('TLS (an engine with DOCKER_TLS_VERIFY) streams over the same protocol', async () => {
     const key = join(dir, 'key.pem');
     const cert = join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
     const served: Served[] = [];
     const server = tls.createServer({ key: readFileSync(key), cert: readFileSync(cert) });
     serve(server, { pieces: [UPGRADED, streamBytes] }, served);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as net.AddressInfo).port;
     try {
-      const got = await collect({ kind: 'tls', options: { host: '127.0.0.1', port, ca: readFileSync(cert), servername: 'localhost' }, hostHeader: `localhost:${port}` });
+      const got = await collect({
+        kind: 'tls',
+        options: { host: '127.0.0.1', port, ca: readFileSync(cert), servername: 'localhost' },
+        hostHeader: `localhost:${port}`,
+      });
       await got.stream.ended;
       expect(got.bytes().equals(streamBytes)).toBe(true);
       expect(served[0]!.request.split('\r\n')[0]).toBe('POST /exec/abc123/start HTTP/1.1');

@@ -10,8 +10,23 @@ import { sandboxError } from './helpers.js';
 
 function spec(extra: Partial<ContainerSpec> = {}): ContainerSpec {
   return {
-    image: 'alpine:3.20', name: 'c1', entrypoint: ['sleep'], cmd: ['60'], env: [], labels: { a: '1', b: '2' }, workdir: '/w',
-    memoryBytes: 1, nanoCpus: 1, pidsLimit: 8, network: 'none', readOnlyRoot: false, tmpfs: [], binds: [], capAdd: [], autoRemove: false, ...extra,
+    image: 'alpine:3.20',
+    name: 'c1',
+    entrypoint: ['sleep'],
+    cmd: ['60'],
+    env: [],
+    labels: { a: '1', b: '2' },
+    workdir: '/w',
+    memoryBytes: 1,
+    nanoCpus: 1,
+    pidsLimit: 8,
+    network: 'none',
+    readOnlyRoot: false,
+    tmpfs: [],
+    binds: [],
+    capAdd: [],
+    autoRemove: false,
+    ...extra,
   };
 }
 
@@ -26,7 +41,13 @@ describe('FakeEngine', () => {
     const id = await engine.createContainer(spec());
     expect((await engine.inspectContainer(id))?.running).toBe(false);
     await engine.startContainer(id);
-    expect(await engine.inspectContainer('c1')).toMatchObject({ id, name: 'c1', running: true, exitCode: null, labels: { a: '1', b: '2' } });
+    expect(await engine.inspectContainer('c1')).toMatchObject({
+      id,
+      name: 'c1',
+      running: true,
+      exitCode: null,
+      labels: { a: '1', b: '2' },
+    });
     expect((await engine.inspectContainer(id.slice(0, 8)))?.id).toBe(id);
     expect((await engine.listContainers({ a: '1' })).map((c) => c.id)).toEqual([id]);
     expect(await engine.listContainers({ a: '1', b: '3' })).toEqual([]);
@@ -35,7 +56,20 @@ describe('FakeEngine', () => {
     expect(await engine.stopContainer(id, 1)).toBe(false);
     expect(await engine.removeContainer(id, true)).toBe(false);
     expect(await engine.inspectContainer(id)).toBeUndefined();
-    expect(engine.methods()).toEqual(['createContainer', 'inspectContainer', 'startContainer', 'inspectContainer', 'inspectContainer', 'listContainers', 'listContainers', 'stopContainer', 'removeContainer', 'stopContainer', 'removeContainer', 'inspectContainer']);
+    expect(engine.methods()).toEqual([
+      'createContainer',
+      'inspectContainer',
+      'startContainer',
+      'inspectContainer',
+      'inspectContainer',
+      'listContainers',
+      'listContainers',
+      'stopContainer',
+      'removeContainer',
+      'stopContainer',
+      'removeContainer',
+      'inspectContainer',
+    ]);
   });
 
   test('auto-remove deletes a container when it stops; a missing image or a taken name fails create', async () => {
@@ -60,7 +94,10 @@ describe('FakeEngine', () => {
   });
 
   test('command execs get the pid marker first on stderr; helpers are answered from the fake\u2019s state', async () => {
-    const engine = new FakeEngine({ images: ['alpine:3.20'], script: () => ({ frames: [out('hi')], exitCode: 3, hangUntilKilled: false }) });
+    const engine = new FakeEngine({
+      images: ['alpine:3.20'],
+      script: () => ({ frames: [out('hi')], exitCode: 3, hangUntilKilled: false }),
+    });
     const id = await engine.createContainer(spec());
     await engine.startContainer(id);
     const c = collect();
@@ -68,12 +105,17 @@ describe('FakeEngine', () => {
     const s = await engine.exec(id, cmdSpec, c.onOutput);
     expect(await s.done).toEqual({ exitCode: 3 });
     const pid = engine.execs[0]!.pid;
-    expect(c.got).toEqual([['stderr', pidMarker(pid).toString('latin1')], ['stdout', 'hi']]);
+    expect(c.got).toEqual([
+      ['stderr', pidMarker(pid).toString('latin1')],
+      ['stdout', 'hi'],
+    ]);
     expect(commandOf(cmdSpec)).toBe('echo hi');
 
     engine.setCgroup(id, { oomKill: 2 });
     const counters = collect();
-    await (await engine.exec(id, { cmd: ['/bin/sh', '-c', READ_COUNTERS_SCRIPT, 'sh'], user: '0' }, counters.onOutput)).done;
+    await (
+      await engine.exec(id, { cmd: ['/bin/sh', '-c', READ_COUNTERS_SCRIPT, 'sh'], user: '0' }, counters.onOutput)
+    ).done;
     expect(counters.got).toEqual([['stdout', '\x1e2:0\x1e']]);
   });
 
@@ -84,11 +126,19 @@ describe('FakeEngine', () => {
     const a = await engine.exec(id, { cmd: wrapCommand('sleep 1'), env: ['M=1'] }, () => undefined);
     const b = await engine.exec(id, { cmd: wrapCommand('sleep 2'), env: ['M=2'] }, () => undefined);
     const kill = collect();
-    await (await engine.exec(id, { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '0', 'M=2'], user: '0' }, kill.onOutput)).done;
+    await (
+      await engine.exec(id, { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '0', 'M=2'], user: '0' }, kill.onOutput)
+    ).done;
     expect(await b.done).toEqual({ exitCode: 137 });
     expect(kill.got).toEqual([['stdout', 'gone 1\n']]);
     expect(engine.execs[0]!.state).toBe('running');
-    await (await engine.exec(id, { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(engine.execs[0]!.pid), 'M=9'], user: '0' }, () => undefined)).done;
+    await (
+      await engine.exec(
+        id,
+        { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(engine.execs[0]!.pid), 'M=9'], user: '0' },
+        () => undefined,
+      )
+    ).done;
     expect(await a.done).toEqual({ exitCode: 137 });
   });
 

@@ -165,7 +165,9 @@ describe('mount rules are resolved with realpath before every rule', () => {
     const toRoot = join(root, 'everything');
     symlinkSync('/', toRoot);
     for (const hostPath of ['/etc', '/root', '/home', '/tmp']) {
-      const e = syncSandboxError(() => checkMounts([{ hostPath, containerPath: '/x', writable: true }], [{ hostPath: toRoot, writable: true }]));
+      const e = syncSandboxError(() =>
+        checkMounts([{ hostPath, containerPath: '/x', writable: true }], [{ hostPath: toRoot, writable: true }]),
+      );
       expect(e.code).toBe('POLICY_VIOLATION');
     }
   });
@@ -183,7 +185,9 @@ describe('mount rules are resolved with realpath before every rule', () => {
     const root = tempDir('gcd-links-');
     symlinkSync('/', join(root, 'a'));
     symlinkSync(join(root, 'a'), join(root, 'b'));
-    expect(syncSandboxError(() => checkConfigInvariants({ mountAllow: [{ hostPath: join(root, 'b') }] }, 'test', root)).code).toBe('POLICY_VIOLATION');
+    expect(syncSandboxError(() => checkConfigInvariants({ mountAllow: [{ hostPath: join(root, 'b') }] }, 'test', root)).code).toBe(
+      'POLICY_VIOLATION',
+    );
   });
 });
 
@@ -200,11 +204,19 @@ describe('the log folder is never inside a writable mount', () => {
   test.each([
     ['the folder that holds the logs', (l: ReturnType<typeof layout>) => l.project],
     ['the logs folder itself', (l: ReturnType<typeof layout>) => l.logs],
-    ['a folder inside the logs folder', (l: ReturnType<typeof layout>) => (mkdirSync(join(l.logs, 's'), { recursive: true }), join(l.logs, 's'))],
-    ['a link to the project', (l: ReturnType<typeof layout>) => (symlinkSync(l.project, join(dirname(l.project), 'alias')), join(dirname(l.project), 'alias'))],
+    [
+      'a folder inside the logs folder',
+      (l: ReturnType<typeof layout>) => (mkdirSync(join(l.logs, 's'), { recursive: true }), join(l.logs, 's')),
+    ],
+    [
+      'a link to the project',
+      (l: ReturnType<typeof layout>) => (symlinkSync(l.project, join(dirname(l.project), 'alias')), join(dirname(l.project), 'alias')),
+    ],
   ])('writable mount of %s: refused', (_what, pick) => {
     const l = layout();
-    const e = syncSandboxError(() => checkMounts([{ hostPath: pick(l), containerPath: '/workspace', writable: true }], l.rules, { logsDir: l.logs }));
+    const e = syncSandboxError(() =>
+      checkMounts([{ hostPath: pick(l), containerPath: '/workspace', writable: true }], l.rules, { logsDir: l.logs }),
+    );
     expect(e.code).toBe('POLICY_VIOLATION');
     expect(e.data.rule).toBe('logsOutsideMounts');
   });
@@ -212,7 +224,9 @@ describe('the log folder is never inside a writable mount', () => {
   test('read-only, or a sibling folder: allowed', () => {
     const l = layout();
     expect(checkMounts([{ hostPath: l.project, containerPath: '/workspace' }], l.rules, { logsDir: l.logs })).toHaveLength(1);
-    expect(checkMounts([{ hostPath: join(l.project, 'src'), containerPath: '/workspace', writable: true }], l.rules, { logsDir: l.logs })).toHaveLength(1);
+    expect(
+      checkMounts([{ hostPath: join(l.project, 'src'), containerPath: '/workspace', writable: true }], l.rules, { logsDir: l.logs }),
+    ).toHaveLength(1);
   });
 });
 
@@ -251,7 +265,10 @@ describe('logs.dir can never name a folder of the user\u2019s', () => {
 
   test.each([
     ['inside a writable mount rule', (root: string) => ({ mountAllow: [{ hostPath: root, writable: true }], logs: { dir: 'build/logs' } })],
-    ['the rule inside the logs folder', (root: string) => ({ mountAllow: [{ hostPath: join(root, 'logs', 'x'), writable: true }], logs: { dir: 'logs' } })],
+    [
+      'the rule inside the logs folder',
+      (root: string) => ({ mountAllow: [{ hostPath: join(root, 'logs', 'x'), writable: true }], logs: { dir: 'logs' } }),
+    ],
     [
       'through a link that lies in a writable rule (the container could turn it)',
       (root: string) => {
@@ -269,7 +286,11 @@ describe('logs.dir can never name a folder of the user\u2019s', () => {
     const root = project();
     const real = tempDir('gcd-real-');
     symlinkSync(real, join(root, 'linked'));
-    const c = loadConfig({ cwd: root, env: {}, overrides: { mountAllow: [{ hostPath: root, writable: false }], logs: { dir: 'linked/logs' } } });
+    const c = loadConfig({
+      cwd: root,
+      env: {},
+      overrides: { mountAllow: [{ hostPath: root, writable: false }], logs: { dir: 'linked/logs' } },
+    });
     expect(c.logs.dir).toBe(join(real, 'logs'));
   });
 
@@ -325,7 +346,10 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
   test('the user\u2019s own file (XDG or $GENAICODE_DOCKER_CONFIG) may set them, and the project file may then narrow within them', () => {
     const xdg = tempDir('gcd-xdg-');
     mkdirSync(join(xdg, 'genaicode-docker'));
-    writeFileSync(join(xdg, 'genaicode-docker', 'config.json'), JSON.stringify({ plugin: { confirmStart: false }, images: { allow: ['**'] } }));
+    writeFileSync(
+      join(xdg, 'genaicode-docker', 'config.json'),
+      JSON.stringify({ plugin: { confirmStart: false }, images: { allow: ['**'] } }),
+    );
     const root = withProjectFile({ images: { allow: ['evil/miner:*'] } });
     const c = loadConfig({ cwd: root, env: { XDG_CONFIG_HOME: xdg } });
     expect(c.plugin.confirmStart).toBe(false);
@@ -338,7 +362,11 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
 });
 
 describe('mount identity: the folder a bind really is, from mount tables', () => {
-  const HOST = ['27 1 254:0 / / rw - ext4 /dev/vda rw', '40 27 254:1 /home /home rw - ext4 /dev/vdb rw', '41 27 0:30 / /run rw - tmpfs tmpfs rw'].join('\n');
+  const HOST = [
+    '27 1 254:0 / / rw - ext4 /dev/vda rw',
+    '40 27 254:1 /home /home rw - ext4 /dev/vdb rw',
+    '41 27 0:30 / /run rw - tmpfs tmpfs rw',
+  ].join('\n');
 
   test('a host path takes the deepest mount holding it; octal escapes are read', () => {
     expect(hostIdentity('/tmp/a b', HOST)).toEqual({ device: '254:0', root: '/tmp/a b' });

@@ -39,7 +39,9 @@ describe('containerLabels', () => {
 
 describe('processStart', () => {
   test('tells two processes apart, and nothing for a pid that does not exist', () => {
-    const child = spawnSync(process.execPath, ['-e', 'console.log(require("fs").readFileSync("/proc/self/stat", "utf8"))'], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['-e', 'console.log(require("fs").readFileSync("/proc/self/stat", "utf8"))'], {
+      encoding: 'utf8',
+    });
     expect(child.status).toBe(0);
     const own = processStart(process.pid)!;
     expect(own).toBeDefined();
@@ -54,7 +56,12 @@ describe('processStart', () => {
 
 describe('parseOwner', () => {
   test('round-trips what containerLabels writes', () => {
-    for (const owner of [{ host: 'box', pid: 1 }, { host: 'build-agent-7.example.com', pid: 987654 }, { host: 'fe80::1', pid: 31 }, { host: 'box', pid: 9, start: 'b:1' }]) {
+    for (const owner of [
+      { host: 'box', pid: 1 },
+      { host: 'build-agent-7.example.com', pid: 987654 },
+      { host: 'fe80::1', pid: 31 },
+      { host: 'box', pid: 9, start: 'b:1' },
+    ]) {
       const labels = containerLabels('s', owner, new Date(), new Date());
       expect(parseOwner(labels[LABEL.owner], labels[LABEL.ownerStart])).toEqual(owner);
     }

@@ -23,7 +23,9 @@ const LAYERS: Array<{ name: string; holds: (path: string) => boolean }> = [
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
 
 function sources(dir = SRC): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 function layerOf(path: string): number {
@@ -45,7 +47,9 @@ test('every import in src/ points to its own layer or a lower one', () => {
   for (const file of sources()) {
     for (const target of importsOf(file)) {
       if (layerOf(target) > layerOf(file)) {
-        upward.push(`src/${relative(SRC, file)} (${LAYERS[layerOf(file)]!.name}) imports src/${relative(SRC, target)} (${LAYERS[layerOf(target)]!.name})`);
+        upward.push(
+          `src/${relative(SRC, file)} (${LAYERS[layerOf(file)]!.name}) imports src/${relative(SRC, target)} (${LAYERS[layerOf(target)]!.name})`,
+        );
       }
     }
   }
@@ -58,7 +62,8 @@ test('dockerode is imported only by the engine adapter; GenAIcode only by the ad
     const rel = relative(SRC, file);
     const text = readFileSync(file, 'utf8');
     if (/from 'dockerode'|from 'docker-modem/.test(text) && !rel.startsWith('engine/')) misplaced.push(`${rel} imports dockerode`);
-    if (/(?:from|import)\s*\(?\s*'genaicode(?:\/[^']*)?'/.test(text) && !rel.startsWith('prompt/')) misplaced.push(`${rel} imports genaicode`);
+    if (/(?:from|import)\s*\(?\s*'genaicode(?:\/[^']*)?'/.test(text) && !rel.startsWith('prompt/'))
+      misplaced.push(`${rel} imports genaicode`);
   }
   expect(misplaced).toEqual([]);
 });

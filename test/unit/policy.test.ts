@@ -1,6 +1,13 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkConfigInvariants, checkImageAllowed, checkMounts, INVARIANTS, normalizeImageRef, touchesEnginePath } from '../../src/policy/policy.js';
+import {
+  checkConfigInvariants,
+  checkImageAllowed,
+  checkMounts,
+  INVARIANTS,
+  normalizeImageRef,
+  touchesEnginePath,
+} from '../../src/policy/policy.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
@@ -71,26 +78,39 @@ describe('image allowlist', () => {
     expect(syncSandboxError(() => checkImageAllowed('alpine', [])).message).toContain('(empty)');
   });
 
-  test.each(['', ' alpine', 'alpine latest', '-alpine', 'alpine;rm -rf /', '$(id)', 'a'.repeat(256)])('invalid reference %p is INVALID_ARGUMENT', (ref) => {
-    const e = syncSandboxError(() => checkImageAllowed(ref, ['**']));
-    expect(e.code).toBe('INVALID_ARGUMENT');
-    expect(e.message).toContain('is not a valid image reference');
-  });
+  test.each(['', ' alpine', 'alpine latest', '-alpine', 'alpine;rm -rf /', '$(id)', 'a'.repeat(256)])(
+    'invalid reference %p is INVALID_ARGUMENT',
+    (ref) => {
+      const e = syncSandboxError(() => checkImageAllowed(ref, ['**']));
+      expect(e.code).toBe('INVALID_ARGUMENT');
+      expect(e.message).toContain('is not a valid image reference');
+    },
+  );
 });
 
 describe('touchesEnginePath', () => {
-  test.each(['/var/run/docker.sock', '/run/docker.sock', '/var/lib/docker/volumes/x', '/proc', '/proc/1/root', '/sys/fs', '/dev/sda', '/run/user/1000/docker.sock', '/run/user/1000/podman/podman.sock'])(
-    'engine path or inside one: %p',
-    (p) => expect(touchesEnginePath(p)).toBe(true),
-  );
+  test.each([
+    '/var/run/docker.sock',
+    '/run/docker.sock',
+    '/var/lib/docker/volumes/x',
+    '/proc',
+    '/proc/1/root',
+    '/sys/fs',
+    '/dev/sda',
+    '/run/user/1000/docker.sock',
+    '/run/user/1000/podman/podman.sock',
+  ])('engine path or inside one: %p', (p) => expect(touchesEnginePath(p)).toBe(true));
 
   test.each(['/', '/var', '/run', '/var/lib'])('a parent of an engine path is rejected too: %p', (p) => {
     expect(touchesEnginePath(p)).toBe(true);
   });
 
-  test.each(['/run/user', '/run/user/1000'])('a folder holding a rootless engine socket (/run/user/<uid>/docker.sock) is rejected: %p', (p) => {
-    expect(touchesEnginePath(p)).toBe(true);
-  });
+  test.each(['/run/user', '/run/user/1000'])(
+    'a folder holding a rootless engine socket (/run/user/<uid>/docker.sock) is rejected: %p',
+    (p) => {
+      expect(touchesEnginePath(p)).toBe(true);
+    },
+  );
 
   test.each(['/home/dev/project', '/var/lib/dockerfoo', '/varx', '/srv/data', '/run/user/1000/other'])('unrelated path %p is fine', (p) => {
     expect(touchesEnginePath(p)).toBe(false);
@@ -115,18 +135,30 @@ describe('checkMounts', () => {
     mkdirSync(join(ro, 'sub'), { recursive: true });
     mkdirSync(rw);
     writeFileSync(join(ro, 'sub', 'f.txt'), 'x');
-    return { root, ro, rw, rules: [{ hostPath: ro, writable: false }, { hostPath: rw, writable: true }] };
+    return {
+      root,
+      ro,
+      rw,
+      rules: [
+        { hostPath: ro, writable: false },
+        { hostPath: rw, writable: true },
+      ],
+    };
   }
 
   test('a path under an allowlisted prefix is accepted, read-only by default', () => {
     const { ro, rules } = layout();
-    expect(checkMounts([{ hostPath: join(ro, 'sub'), containerPath: '/data' }], rules)).toEqual([{ hostPath: join(ro, 'sub'), containerPath: '/data', writable: false }]);
+    expect(checkMounts([{ hostPath: join(ro, 'sub'), containerPath: '/data' }], rules)).toEqual([
+      { hostPath: join(ro, 'sub'), containerPath: '/data', writable: false },
+    ]);
     expect(checkMounts([{ hostPath: ro, containerPath: '/data' }], rules)).toHaveLength(1);
   });
 
   test('writable only where the rule allows it', () => {
     const { ro, rw, rules } = layout();
-    expect(checkMounts([{ hostPath: rw, containerPath: '/out', writable: true }], rules)).toEqual([{ hostPath: rw, containerPath: '/out', writable: true }]);
+    expect(checkMounts([{ hostPath: rw, containerPath: '/out', writable: true }], rules)).toEqual([
+      { hostPath: rw, containerPath: '/out', writable: true },
+    ]);
     const e = syncSandboxError(() => checkMounts([{ hostPath: ro, containerPath: '/data', writable: true }], rules));
     expect(e.code).toBe('POLICY_VIOLATION');
     expect(e.data.rule).toBe('mountAllowlist');
@@ -166,7 +198,9 @@ describe('checkMounts', () => {
     const { root, ro } = layout();
     const alias = join(root, 'alias');
     symlinkSync(ro, alias);
-    expect(checkMounts([{ hostPath: join(ro, 'sub'), containerPath: '/d' }], [{ hostPath: alias, writable: false }])[0]?.hostPath).toBe(join(ro, 'sub'));
+    expect(checkMounts([{ hostPath: join(ro, 'sub'), containerPath: '/d' }], [{ hostPath: alias, writable: false }])[0]?.hostPath).toBe(
+      join(ro, 'sub'),
+    );
   });
 
   test('the engine socket given by the adapter is never mountable, even when allowlisted', () => {

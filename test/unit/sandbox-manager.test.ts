@@ -200,7 +200,15 @@ describe('SandboxManager.start: the container', () => {
     expect(created).toBeGreaterThanOrEqual(before - 1);
     expect(created).toBeLessThanOrEqual(Date.now());
     expect(expires - created).toBe(600_000);
-    expect(s.info).toMatchObject({ id: s.id, name: 'genaicode-docker-abcdef-1', image: config.images.default, sessionId: SESSION, workdir: '/work', memoryBytes: 256 * MiB, pidsLimit: 64 });
+    expect(s.info).toMatchObject({
+      id: s.id,
+      name: 'genaicode-docker-abcdef-1',
+      image: config.images.default,
+      sessionId: SESSION,
+      workdir: '/work',
+      memoryBytes: 256 * MiB,
+      pidsLimit: 64,
+    });
     expect(s.info.expiresAt.getTime() - s.info.createdAt.getTime()).toBe(600_000);
   });
 
@@ -210,20 +218,58 @@ describe('SandboxManager.start: the container', () => {
     const spec = createdSpec(engine);
     expect(spec.user).toBeUndefined();
     expect('user' in spec).toBe(false);
-    expect(spec).toMatchObject({ network: 'none', readOnlyRoot: false, tmpfs: [], memoryBytes: 512 * MiB, nanoCpus: 1e9, pidsLimit: 256, capAdd: [...BASE_CAPABILITIES], cmd: ['7200'], workdir: '/workspace', env: [] });
+    expect(spec).toMatchObject({
+      network: 'none',
+      readOnlyRoot: false,
+      tmpfs: [],
+      memoryBytes: 512 * MiB,
+      nanoCpus: 1e9,
+      pidsLimit: 256,
+      capAdd: [...BASE_CAPABILITIES],
+      cmd: ['7200'],
+      workdir: '/workspace',
+      env: [],
+    });
   });
 
   test('start options override the configuration', async () => {
     const { engine, manager } = setup({ config: { readOnlyRoot: true, network: 'bridge' } });
-    await manager.start({ image: 'alpine:3.20', name: 'my-box', network: 'none', memoryBytes: 64 * MiB, cpus: 2, pids: 32, readOnlyRoot: false, ttlSeconds: 60, workdir: '/src' });
-    expect(createdSpec(engine)).toMatchObject({ name: 'my-box', network: 'none', memoryBytes: 64 * MiB, nanoCpus: 2e9, pidsLimit: 32, readOnlyRoot: false, tmpfs: [], cmd: ['60'], workdir: '/src' });
+    await manager.start({
+      image: 'alpine:3.20',
+      name: 'my-box',
+      network: 'none',
+      memoryBytes: 64 * MiB,
+      cpus: 2,
+      pids: 32,
+      readOnlyRoot: false,
+      ttlSeconds: 60,
+      workdir: '/src',
+    });
+    expect(createdSpec(engine)).toMatchObject({
+      name: 'my-box',
+      network: 'none',
+      memoryBytes: 64 * MiB,
+      nanoCpus: 2e9,
+      pidsLimit: 32,
+      readOnlyRoot: false,
+      tmpfs: [],
+      cmd: ['60'],
+      workdir: '/src',
+    });
   });
 
   test('read-only root with a mount on the workdir: tmpfs only at /tmp; the mount is a bind', async () => {
     const host = tempDir('gcd-mount-');
     mkdirSync(join(host, 'src'));
-    const { engine, manager } = setup({ config: { readOnlyRoot: true, user: '1000:1000', mountAllow: [{ hostPath: host, writable: true }] } });
-    await manager.start({ mounts: [{ hostPath: join(host, 'src'), containerPath: '/workspace', writable: true }, { hostPath: host, containerPath: '/ref' }] });
+    const { engine, manager } = setup({
+      config: { readOnlyRoot: true, user: '1000:1000', mountAllow: [{ hostPath: host, writable: true }] },
+    });
+    await manager.start({
+      mounts: [
+        { hostPath: join(host, 'src'), containerPath: '/workspace', writable: true },
+        { hostPath: host, containerPath: '/ref' },
+      ],
+    });
     const spec = createdSpec(engine);
     expect(spec.user).toBe('1000:1000');
     expect(spec.tmpfs).toEqual([{ path: '/tmp', sizeBytes: 64 * MiB }]);
@@ -265,7 +311,10 @@ describe('SandboxManager.get', () => {
   test('finds only this manager\u2019s sandboxes, by name, id or id prefix of at least 6', async () => {
     const { engine, manager } = setup();
     const s = await manager.start({ name: 'box-one' });
-    const foreign = engine.seedContainer({ name: 'foreign', labels: containerLabels('other', { host: 'h', pid: 1 }, new Date(), new Date(Date.now() + 3600_000)) });
+    const foreign = engine.seedContainer({
+      name: 'foreign',
+      labels: containerLabels('other', { host: 'h', pid: 1 }, new Date(), new Date(Date.now() + 3600_000)),
+    });
     expect(manager.get('box-one')).toBe(s);
     expect(manager.get(s.id)).toBe(s);
     expect(manager.get(s.id.slice(0, 6))).toBe(s);
@@ -290,8 +339,14 @@ describe('SandboxManager.get', () => {
 describe('SandboxManager: sweeping and stopping', () => {
   test('the startup sweep runs once and removes a dead owner\u2019s container', async () => {
     const { engine, manager } = setup({ sweepOnStart: true });
-    const stale = engine.seedContainer({ name: 'stale', labels: containerLabels('old', { host: hostname(), pid: deadPid() }, new Date(), new Date(Date.now() + 3600_000)) });
-    const alive = engine.seedContainer({ name: 'alive', labels: containerLabels('other', { host: hostname(), pid: process.ppid }, new Date(), new Date(Date.now() + 3600_000)) });
+    const stale = engine.seedContainer({
+      name: 'stale',
+      labels: containerLabels('old', { host: hostname(), pid: deadPid() }, new Date(), new Date(Date.now() + 3600_000)),
+    });
+    const alive = engine.seedContainer({
+      name: 'alive',
+      labels: containerLabels('other', { host: hostname(), pid: process.ppid }, new Date(), new Date(Date.now() + 3600_000)),
+    });
     await manager.start();
     await manager.start();
     expect(engine.callsOf('listContainers')).toHaveLength(1);
@@ -331,7 +386,10 @@ describe('SandboxManager: sweeping and stopping', () => {
   test('sweep() by hand never removes this manager\u2019s live sandboxes, even with all', async () => {
     const { engine, manager } = setup();
     const s = await manager.start();
-    const other = engine.seedContainer({ name: 'other', labels: containerLabels('x', { host: 'h', pid: 1 }, new Date(), new Date(Date.now() + 3600_000)) });
+    const other = engine.seedContainer({
+      name: 'other',
+      labels: containerLabels('x', { host: 'h', pid: 1 }, new Date(), new Date(Date.now() + 3600_000)),
+    });
     const report = await manager.sweep({ all: true });
     expect(report.removed.map((r) => r.id)).toEqual([other.id]);
     expect(engine.containers.has(s.id)).toBe(true);
@@ -344,7 +402,12 @@ describe('SandboxManager: sweeping and stopping', () => {
     await manager[Symbol.asyncDispose]();
     expect(manager.list()).toEqual([]);
     expect(engine.containers.size).toBe(0);
-    expect(engine.callsOf('stopContainer').map(([id]) => id).sort()).toEqual([a.id, b.id].sort());
+    expect(
+      engine
+        .callsOf('stopContainer')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual([a.id, b.id].sort());
     expect(a.isStopped && b.isStopped).toBe(true);
   });
 });

@@ -12,7 +12,9 @@ import { removeTempDirs, sandboxError, testConfig } from './helpers.js';
 const MiB = 1024 ** 2;
 const managers: SandboxManager[] = [];
 
-async function setup(options: { config?: ConfigInput; engine?: FakeEngineOptions; start?: StartOptions } = {}): Promise<{ engine: FakeEngine; sandbox: Sandbox; manager: SandboxManager }> {
+async function setup(
+  options: { config?: ConfigInput; engine?: FakeEngineOptions; start?: StartOptions } = {},
+): Promise<{ engine: FakeEngine; sandbox: Sandbox; manager: SandboxManager }> {
   const config = testConfig(options.config);
   const engine = new FakeEngine({ images: [DEFAULT_IMAGE], ...options.engine });
   const manager = new SandboxManager({ config, engine, sessionId: '20260101-000000-abcdef', sweepOnStart: false });
@@ -32,11 +34,27 @@ afterEach(async () => {
   removeTempDirs();
 });
 
-const RESULT_KEYS = ['bytes', 'canceled', 'command', 'durationMs', 'exitCode', 'lines', 'logPath', 'oomKilled', 'pidsLimitHit', 'stderr', 'stdout', 'timedOut', 'truncated'];
+const RESULT_KEYS = [
+  'bytes',
+  'canceled',
+  'command',
+  'durationMs',
+  'exitCode',
+  'lines',
+  'logPath',
+  'oomKilled',
+  'pidsLimitHit',
+  'stderr',
+  'stdout',
+  'timedOut',
+  'truncated',
+];
 
 describe('Sandbox.exec: results', () => {
   test('result shape: every flag present, output split by stream, log holds every byte', async () => {
-    const { engine, sandbox } = await setup({ engine: { script: always({ frames: [out('hello\n'), err('warn: x\n'), out('bye\n')], exitCode: 0 }) } });
+    const { engine, sandbox } = await setup({
+      engine: { script: always({ frames: [out('hello\n'), err('warn: x\n'), out('bye\n')], exitCode: 0 }) },
+    });
     const r = await sandbox.exec('echo hello');
     expect(Object.keys(r).sort()).toEqual(RESULT_KEYS);
     expect(r).toEqual({
@@ -69,8 +87,16 @@ describe('Sandbox.exec: results', () => {
     await sandbox.exec('make -j4 && echo ok', { env: { CI: '1' } });
     await sandbox.exec(['ls', '-la', 'a b'], { workdir: '/tmp', label: 'listing' });
     const [first, second] = engine.callsOf('exec').map(([, spec]) => spec);
-    expect(first).toEqual({ cmd: wrapCommand('make -j4 && echo ok'), env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=[0-9a-f]{16}$`)), 'CI=1'], workdir: '/src' });
-    expect(second).toEqual({ cmd: wrapCommand(['ls', '-la', 'a b']), env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=`))], workdir: '/tmp' });
+    expect(first).toEqual({
+      cmd: wrapCommand('make -j4 && echo ok'),
+      env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=[0-9a-f]{16}$`)), 'CI=1'],
+      workdir: '/src',
+    });
+    expect(second).toEqual({
+      cmd: wrapCommand(['ls', '-la', 'a b']),
+      env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=`))],
+      workdir: '/tmp',
+    });
     expect(first!.env![0]).not.toBe(second!.env![0]);
     expect(first!.user).toBeUndefined();
   });
@@ -165,7 +191,11 @@ describe('Sandbox.exec: the pid marker', () => {
   test('the header with counters and the trailer are stripped and give the limit flags, without a helper exec', async () => {
     // The fake overwrites every chunk after the callback, so a trailer kept by reference
     // (not copied) would come out as garbage here.
-    const { sandbox, engine } = await setup({ engine: { script: always({ frames: [err('\x1e41:2:5\x1e'), out('hi\n'), err('oops\n\x1e3:5\x1e')], exitCode: 137, emitPidMarker: false }) } });
+    const { sandbox, engine } = await setup({
+      engine: {
+        script: always({ frames: [err('\x1e41:2:5\x1e'), out('hi\n'), err('oops\n\x1e3:5\x1e')], exitCode: 137, emitPidMarker: false }),
+      },
+    });
     const r = await sandbox.exec('cmd');
     expect(r).toMatchObject({ stdout: 'hi\n', stderr: 'oops\n', oomKilled: true, pidsLimitHit: false, exitCode: 137 });
     expect(readFileSync(r.logPath, 'utf8')).toBe('hi\noops\n');
@@ -173,7 +203,11 @@ describe('Sandbox.exec: the pid marker', () => {
   });
 
   test('a trailer split across frames is still recognised', async () => {
-    const { sandbox } = await setup({ engine: { script: always({ frames: [err('\x1e41:0:0\x1e'), err('e\n\x1e0'), err(':1'), err('\x1e')], exitCode: 1, emitPidMarker: false }) } });
+    const { sandbox } = await setup({
+      engine: {
+        script: always({ frames: [err('\x1e41:0:0\x1e'), err('e\n\x1e0'), err(':1'), err('\x1e')], exitCode: 1, emitPidMarker: false }),
+      },
+    });
     const r = await sandbox.exec('cmd');
     expect(r).toMatchObject({ stderr: 'e\n', oomKilled: false, pidsLimitHit: true });
   });
@@ -190,7 +224,9 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
   }
 
   test('timeout: the command is killed through the kill helper; timedOut, exit 124', async () => {
-    const { engine, sandbox } = await setup({ engine: { script: always({ frames: [out('working\n')], exitCode: null, hangUntilKilled: true }) } });
+    const { engine, sandbox } = await setup({
+      engine: { script: always({ frames: [out('working\n')], exitCode: null, hangUntilKilled: true }) },
+    });
     const r = await sandbox.exec('sleep 1000', { timeoutMs: 200 });
     expect(r).toMatchObject({ exitCode: TIMEOUT_EXIT_CODE, timedOut: true, canceled: false, oomKilled: false, stdout: 'working\n' });
     expect(r.reason).toContain('timed out after 200 ms');
@@ -210,7 +246,14 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
 
   test('timeout uses the pid parsed from a marker split across frames', async () => {
     const { engine, sandbox } = await setup({
-      engine: { script: always({ frames: [out('x'), err(Buffer.from([MARK, 0x34])), err('321'), err(Buffer.from([MARK]))], exitCode: null, hangUntilKilled: true, emitPidMarker: false }) },
+      engine: {
+        script: always({
+          frames: [out('x'), err(Buffer.from([MARK, 0x34])), err('321'), err(Buffer.from([MARK]))],
+          exitCode: null,
+          hangUntilKilled: true,
+          emitPidMarker: false,
+        }),
+      },
     });
     const r = await sandbox.exec('sleep 1000', { timeoutMs: 100 });
     expect(r.timedOut).toBe(true);
@@ -219,14 +262,19 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
   });
 
   test('the default timeout comes from the configuration', async () => {
-    const { sandbox } = await setup({ config: { exec: { timeoutMs: 100 } }, engine: { script: always({ frames: [], exitCode: null, hangUntilKilled: true }) } });
+    const { sandbox } = await setup({
+      config: { exec: { timeoutMs: 100 } },
+      engine: { script: always({ frames: [], exitCode: null, hangUntilKilled: true }) },
+    });
     const r = await sandbox.exec('sleep 1000');
     expect(r.timedOut).toBe(true);
     expect(r.reason).toContain('timed out after 100 ms');
   });
 
   test('abort: canceled, exit 137, the tree killed', async () => {
-    const { engine, sandbox } = await setup({ engine: { script: always({ frames: [out('started\n')], exitCode: null, hangUntilKilled: true }) } });
+    const { engine, sandbox } = await setup({
+      engine: { script: always({ frames: [out('started\n')], exitCode: null, hangUntilKilled: true }) },
+    });
     const ac = new AbortController();
     // Abort once the command has printed (marker + one frame), whatever the machine's load.
     void engine.waitFor((e) => (e.execsOf('command')[0]?.delivered ?? 0) >= 2).then(() => ac.abort());
@@ -282,7 +330,8 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     let engine!: FakeEngine;
     const script: ExecScript = (id, spec) => {
       // The background command's header carries the counters at its start, as the real wrapper's does.
-      if (spec.cmd.join(' ').includes('sleep 100')) return { frames: [err('\x1e77:0:0\x1e')], exitCode: null, hangUntilKilled: true, emitPidMarker: false };
+      if (spec.cmd.join(' ').includes('sleep 100'))
+        return { frames: [err('\x1e77:0:0\x1e')], exitCode: null, hangUntilKilled: true, emitPidMarker: false };
       engine.setCgroup(id, { oomKill: (n += 1) });
       return { frames: [err('Killed\n')], exitCode: 137 };
     };
@@ -410,7 +459,9 @@ describe('Sandbox: stop and a vanished container', () => {
   });
 
   test('a container stopped while a command runs: CONTAINER_NOT_FOUND with the log path', async () => {
-    const { engine, sandbox } = await setup({ engine: { script: always({ frames: [out('partial\n')], exitCode: null, hangUntilKilled: true }) } });
+    const { engine, sandbox } = await setup({
+      engine: { script: always({ frames: [out('partial\n')], exitCode: null, hangUntilKilled: true }) },
+    });
     void engine.waitFor((e) => (e.execsOf('command')[0]?.delivered ?? 0) >= 2).then(() => engine.stopContainer(sandbox.id, 0));
     const e = await sandboxError(() => sandbox.exec('sleep 1000', { timeoutMs: 60_000 }));
     expect(e.code).toBe('CONTAINER_NOT_FOUND');

@@ -20,7 +20,8 @@ function parts(text: string) {
   if (!m) throw new Error(`no marker in ${JSON.stringify(text.slice(0, 200))}`);
   return {
     head: text.slice(0, m.index),
-    headOf: (expectedEndsWithNewline: boolean) => (expectedEndsWithNewline ? text.slice(0, m.index) : text.slice(0, m.index).replace(/\n$/, '')),
+    headOf: (expectedEndsWithNewline: boolean) =>
+      expectedEndsWithNewline ? text.slice(0, m.index) : text.slice(0, m.index).replace(/\n$/, ''),
     tail: text.slice(m.index + m[0].length),
     omittedBytes: Number(m[1]),
     omittedLines: Number(m[2]),
@@ -105,7 +106,11 @@ describe('StreamWindow', () => {
       const w = new StreamWindow(16_384, 10);
       w.push(Buffer.from(text));
       const p = parts(w.render(LOG).text);
-      expect({ endsWithNewline, omittedBytes: p.omittedBytes, omittedLines: p.omittedLines }).toEqual({ endsWithNewline, omittedBytes: 720, omittedLines: 90 });
+      expect({ endsWithNewline, omittedBytes: p.omittedBytes, omittedLines: p.omittedLines }).toEqual({
+        endsWithNewline,
+        omittedBytes: 720,
+        omittedLines: 90,
+      });
     }
   });
 

@@ -57,7 +57,9 @@ describe('sweepContainers', () => {
   test('expired is removed even when its owner is alive', async () => {
     const report = await sweepContainers(engine, options());
     expect(report.removed.find((r) => r.name === 'expired-live-owner')?.why).toBe('expired');
-    expect(report.removed.find((r) => r.name === 'expired-live-owner')?.expiresAt).toBe(new Date(NOW.getTime() - EXPIRY_GRACE_MS - 1000).toISOString());
+    expect(report.removed.find((r) => r.name === 'expired-live-owner')?.expiresAt).toBe(
+      new Date(NOW.getTime() - EXPIRY_GRACE_MS - 1000).toISOString(),
+    );
   });
 
   test('a container just past its expiry is left to end by itself while its owner lives', async () => {
@@ -75,7 +77,10 @@ describe('sweepContainers', () => {
 
   test('a managed container with neither owner nor expiry label is removed; with an expiry only, kept', async () => {
     engine.seedContainer({ name: 'unlabelled', labels: { [LABEL.managed]: 'true' } });
-    engine.seedContainer({ name: 'expiry-only', labels: { [LABEL.managed]: 'true', [LABEL.expiresAt]: new Date(NOW.getTime() + HOUR).toISOString() } });
+    engine.seedContainer({
+      name: 'expiry-only',
+      labels: { [LABEL.managed]: 'true', [LABEL.expiresAt]: new Date(NOW.getTime() + HOUR).toISOString() },
+    });
     const report = await sweepContainers(engine, options());
     expect(report.removed.find((r) => r.name === 'unlabelled')?.why).toBe('unlabelled-owner');
     // With an expiry but no owner: left to its expiry.
@@ -127,7 +132,10 @@ describe('sweepContainers: a reused pid is not the owner', () => {
     seed(engine, 'before-reboot', { host: 'here', pid: 200, start: 'another-boot:9000' }, HOUR);
     seed(engine, 'no-start-label', { host: 'here', pid: 200 }, HOUR);
     const report = await sweepContainers(engine, options({ self, startOf }));
-    expect(Object.fromEntries(report.removed.map((r) => [r.name, r.why]))).toEqual({ 'pid-reused': 'owner-gone', 'before-reboot': 'owner-gone' });
+    expect(Object.fromEntries(report.removed.map((r) => [r.name, r.why]))).toEqual({
+      'pid-reused': 'owner-gone',
+      'before-reboot': 'owner-gone',
+    });
     expect(names(report.kept)).toEqual(['no-start-label', 'same-process']);
   });
 

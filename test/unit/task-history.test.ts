@@ -57,7 +57,11 @@ function longRun(n: number, over: (i: number) => Partial<HistoryEntry> = () => (
 const COUNT_LINE = /^\((\d+) earlier commands not shown: (\d+) succeeded, (\d+) failed\b.*\)$/;
 
 /** Splits a rendering into its count line, one-line (condensed) entries and full entries (with output). */
-function parse(text: string): { count?: RegExpExecArray; condensed: Array<{ step: number; line: string }>; full: Array<{ step: number; text: string }> } {
+function parse(text: string): {
+  count?: RegExpExecArray;
+  condensed: Array<{ step: number; line: string }>;
+  full: Array<{ step: number; text: string }>;
+} {
   const lines = text.split('\n');
   const count = COUNT_LINE.exec(lines[0] ?? '') ?? undefined;
   const condensed: Array<{ step: number; line: string }> = [];
@@ -100,8 +104,20 @@ describe('renderHistory', () => {
 
   test('recent commands show TIMED OUT, OOM-KILLED and CANCELED flags and the reason', () => {
     const text = renderHistory([
-      entry(1, { command: 'sleep 100', exitCode: 124, timedOut: true, output: '', reason: 'timed out after 1000 ms; its process tree was killed' }),
-      entry(2, { command: 'python3 hog.py', exitCode: 137, oomKilled: true, output: 'allocating\n', reason: 'killed by the memory limit (64 MiB)' }),
+      entry(1, {
+        command: 'sleep 100',
+        exitCode: 124,
+        timedOut: true,
+        output: '',
+        reason: 'timed out after 1000 ms; its process tree was killed',
+      }),
+      entry(2, {
+        command: 'python3 hog.py',
+        exitCode: 137,
+        oomKilled: true,
+        output: 'allocating\n',
+        reason: 'killed by the memory limit (64 MiB)',
+      }),
       entry(3, { command: 'sleep 5', exitCode: 137, canceled: true, output: '' }),
     ]);
     expect(text).toContain('#1 $ sleep 100\n(no output)\n-> exit 124 TIMED OUT (timed out after 1000 ms; its process tree was killed)');
@@ -151,7 +167,8 @@ describe('renderHistory', () => {
     for (const c of condensed) {
       expect(c.line.length).toBeLessThanOrEqual(140);
       expect(c.line).not.toContain('lorem ipsum');
-      if (c.step % 2 === 0) expect(c.line).toBe(`#${c.step} $ make target-${c.step} -> exit 2: compile.c:${c.step}:1: error: step ${c.step} broke`);
+      if (c.step % 2 === 0)
+        expect(c.line).toBe(`#${c.step} $ make target-${c.step} -> exit 2: compile.c:${c.step}:1: error: step ${c.step} broke`);
       else expect(c.line).toBe(`#${c.step} $ make target-${c.step} -> exit 0`);
     }
     expect(condensed.some((c) => c.step % 2 === 0)).toBe(true);
@@ -188,7 +205,8 @@ describe('renderHistory', () => {
   test('its size stops growing: never past the budget, and 20, 40, 80 and 160 commands render to (nearly) the same size', () => {
     const size = (n: number) => renderHistory(longRun(n)).length;
     // The budget plus the one count line of what is not shown.
-    for (const n of [5, 10, 15, 20, 40, 80, 160]) expect({ n, within: size(n) <= HISTORY_LIMITS.budgetChars + 150 }).toEqual({ n, within: true });
+    for (const n of [5, 10, 15, 20, 40, 80, 160])
+      expect({ n, within: size(n) <= HISTORY_LIMITS.budgetChars + 150 }).toEqual({ n, within: true });
     const base = size(20);
     for (const n of [40, 80, 160]) {
       // Only the digits of step numbers and of the count, and where a one-line entry breaks, may differ.

@@ -52,7 +52,10 @@ describe('parseStep: valid answers', () => {
   });
 
   test('taskComplete with and without a summary, and with no args at all', () => {
-    expect(parseStep([{ name: 'taskComplete', args: { summary: 'all done' } }])).toEqual({ ok: true, step: { kind: 'complete', summary: 'all done' } });
+    expect(parseStep([{ name: 'taskComplete', args: { summary: 'all done' } }])).toEqual({
+      ok: true,
+      step: { kind: 'complete', summary: 'all done' },
+    });
     const bare = parseStep([{ name: 'taskComplete', args: {} }]);
     expect(bare).toEqual({ ok: true, step: { kind: 'complete' } });
     expect(bare.ok && 'summary' in bare.step).toBe(false);
@@ -67,12 +70,27 @@ describe('parseStep: valid answers', () => {
   });
 
   test('extra unknown calls are ignored, before or after the step call', () => {
-    expect(parseStep([{ name: 'think', args: { text: 'hmm' } }, { name: 'nextCommand', args: { command: 'ls' } }])).toEqual({
+    expect(
+      parseStep([
+        { name: 'think', args: { text: 'hmm' } },
+        { name: 'nextCommand', args: { command: 'ls' } },
+      ]),
+    ).toEqual({
       ok: true,
       step: { kind: 'command', command: 'ls' },
     });
-    expect(parseStep([{ name: 'taskComplete', args: {} }, { name: 'explain', args: {} }])).toEqual({ ok: true, step: { kind: 'complete' } });
-    expect(parseStep([{ name: 'taskSummary', args: { summary: 'x' } }, { name: 'taskFailed', args: { reason: 'r' } }])).toEqual({
+    expect(
+      parseStep([
+        { name: 'taskComplete', args: {} },
+        { name: 'explain', args: {} },
+      ]),
+    ).toEqual({ ok: true, step: { kind: 'complete' } });
+    expect(
+      parseStep([
+        { name: 'taskSummary', args: { summary: 'x' } },
+        { name: 'taskFailed', args: { reason: 'r' } },
+      ]),
+    ).toEqual({
       ok: true,
       step: { kind: 'failed', reason: 'r' },
     });
@@ -85,9 +103,12 @@ describe('parseStep: invalid answers', () => {
   });
 
   test('only unknown functions: the error names them', () => {
-    expect(errorOf([{ name: 'runShell', args: { cmd: 'ls' } }, { name: 'taskSummary', args: { summary: 's' } }])).toBe(
-      'expected one call to nextCommand, taskComplete or taskFailed; got runShell, taskSummary',
-    );
+    expect(
+      errorOf([
+        { name: 'runShell', args: { cmd: 'ls' } },
+        { name: 'taskSummary', args: { summary: 's' } },
+      ]),
+    ).toBe('expected one call to nextCommand, taskComplete or taskFailed; got runShell, taskSummary');
   });
 
   test('nextCommand with an empty or blank command', () => {
@@ -98,11 +119,15 @@ describe('parseStep: invalid answers', () => {
   test('nextCommand without a command, or with a command that is not a string', () => {
     expect(errorOf([{ name: 'nextCommand', args: { reasoning: 'x' } }])).toMatch(/^nextCommand: command: Required$/);
     expect(errorOf([{ name: 'nextCommand' }])).toMatch(/^nextCommand: command: Required$/);
-    expect(errorOf([{ name: 'nextCommand', args: { command: ['ls', '-la'] } }])).toMatch(/^nextCommand: command: Expected string, received array$/);
+    expect(errorOf([{ name: 'nextCommand', args: { command: ['ls', '-la'] } }])).toMatch(
+      /^nextCommand: command: Expected string, received array$/,
+    );
   });
 
   test('nextCommand with a reasoning that is not a string', () => {
-    expect(errorOf([{ name: 'nextCommand', args: { command: 'ls', reasoning: 42 } }])).toMatch(/^nextCommand: reasoning: Expected string, received number$/);
+    expect(errorOf([{ name: 'nextCommand', args: { command: 'ls', reasoning: 42 } }])).toMatch(
+      /^nextCommand: reasoning: Expected string, received number$/,
+    );
   });
 
   test('taskComplete with a summary that is not a string', () => {

@@ -18,7 +18,13 @@ export interface HostServices {
 
 interface GenaicodeRoot {
   ModelType?: Record<string, string>;
-  askUserForConfirmation?: (prompt: string, defaultValue: boolean, options: object, confirmLabel?: string, declineLabel?: string) => Promise<{ confirmed?: boolean }>;
+  askUserForConfirmation?: (
+    prompt: string,
+    defaultValue: boolean,
+    options: object,
+    confirmLabel?: string,
+    declineLabel?: string,
+  ) => Promise<{ confirmed?: boolean }>;
   putSystemMessage?: (message: string, data?: unknown) => void;
 }
 

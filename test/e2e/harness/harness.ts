@@ -317,11 +317,7 @@ export type GenaicodeProcess = ChildProcess & {
 // Script builders
 
 /** The askQuestion call genaicode forces on every turn of its ask-question loop. */
-export function askQuestion(
-  actionType: string,
-  message: string,
-  decisionMakingProcess = `Scripted decision: ${actionType}`,
-): ScriptedCall {
+export function askQuestion(actionType: string, message: string, decisionMakingProcess = `Scripted decision: ${actionType}`): ScriptedCall {
   return { name: 'askQuestion', args: { decisionMakingProcess, actionType, message } };
 }
 

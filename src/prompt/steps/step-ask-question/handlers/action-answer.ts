@@ -29,7 +29,9 @@ export function actionResult(message: string, call: FunctionCall, answer: object
         user: {
           type: 'user',
           text: displayText(userText, 2000),
-          functionResponses: [{ name: call.name, call_id: call.id, content: JSON.stringify(answer), ...(isError ? { isError: true } : {}) }],
+          functionResponses: [
+            { name: call.name, call_id: call.id, content: JSON.stringify(answer), ...(isError ? { isError: true } : {}) },
+          ],
         },
       },
     ],
@@ -37,7 +39,11 @@ export function actionResult(message: string, call: FunctionCall, answer: object
 }
 
 /** Runs one handler body; anything thrown becomes a structured error answer (a throw would end genaicode's loop). */
-export async function guarded(props: ActionHandlerProps, name: string, body: (step: { call?: FunctionCall }) => Promise<ActionResult>): Promise<ActionResult> {
+export async function guarded(
+  props: ActionHandlerProps,
+  name: string,
+  body: (step: { call?: FunctionCall }) => Promise<ActionResult>,
+): Promise<ActionResult> {
   // The body records the model's call here once it has it, so an error answer is paired
   // with the call the model made (its arguments and id), not a made-up one.
   const step: { call?: FunctionCall } = {};
@@ -49,4 +55,3 @@ export async function guarded(props: ActionHandlerProps, name: string, body: (st
     return actionResult(actionCall(props).args?.message ?? '', call, answer, `${name} failed: ${answer.error}`, true);
   }
 }
-

@@ -33,11 +33,16 @@ export const containerPathArg = z
   .string()
   .trim()
   .max(1024, 'the path is at most 1024 characters')
+  // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   .regex(/^\/[^\u0000-\u001f\u007f]*$/, 'the path must be absolute, with no control characters')
   .refine((p) => !p.split('/').includes('..'), 'the path must not contain a .. component');
 
 /** A container of this session: a name (at most 63 characters) or an id (64 hex digits at most). */
-export const containerIdArg = z.string().trim().min(1, 'containerId is required').max(64, 'containerId is at most 64 characters (a name or an id)');
+export const containerIdArg = z
+  .string()
+  .trim()
+  .min(1, 'containerId is required')
+  .max(64, 'containerId is at most 64 characters (a name or an id)');
 
 /**
  * The longest command line: the kernel refuses a single argument over 128 KiB

@@ -33,6 +33,11 @@ export function defineAction<S extends z.ZodObject>(
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
       step.call = got.call;
       const call = got.call;
-      return body({ args: got.args, host, props, reply: (answer, userText, isError = false) => actionResult(message, call, answer, userText, isError) });
+      return body({
+        args: got.args,
+        host,
+        props,
+        reply: (answer, userText, isError = false) => actionResult(message, call, answer, userText, isError),
+      });
     });
 }

@@ -37,7 +37,10 @@ export const RUN_COMMAND = defineActionSpec({
       .string()
       .min(1, 'cmd is required')
       .refine((c) => c.trim() !== '', 'cmd is empty')
-      .refine((c) => Buffer.byteLength(c) <= MAX_COMMAND_BYTES, `cmd is longer than ${MAX_COMMAND_BYTES} bytes (the kernel's limit for one argument): write a script to a file in smaller steps and run it`)
+      .refine(
+        (c) => Buffer.byteLength(c) <= MAX_COMMAND_BYTES,
+        `cmd is longer than ${MAX_COMMAND_BYTES} bytes (the kernel's limit for one argument): write a script to a file in smaller steps and run it`,
+      )
       .describe('shell command line'),
     timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(MAX_COMMAND_TIMEOUT_MS).describe('timeout in milliseconds').optional(),
   }),
@@ -59,7 +62,10 @@ export function commandUserText(container: string, cmd: string, r: ExecResult, p
 }
 
 function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxError {
-  const live = runtime.manager().list().map((s) => s.name);
+  const live = runtime
+    .manager()
+    .list()
+    .map((s) => s.name);
   return new SandboxError(
     'CONTAINER_NOT_FOUND',
     `No container ${JSON.stringify(containerId)} was started in this session${live.length ? `; live: ${live.join(', ')}` : '; start one with startContainer'}.`,
@@ -67,14 +73,26 @@ function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxEr
   );
 }
 
-export function createDockerActionHandlers(runtime: PluginRuntime): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
+export function createDockerActionHandlers(
+  runtime: PluginRuntime,
+): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
   const startContainer = defineAction(runtime, START_CONTAINER, async ({ args, host, props, reply }) => {
     const { image, name } = args;
     await props.waitIfPaused();
-    const started = await confirmAndStart(runtime, host, props.options, { image, ...(name ? { name } : {}), purpose: 'to run commands in' });
+    const started = await confirmAndStart(runtime, host, props.options, {
+      image,
+      ...(name ? { name } : {}),
+      purpose: 'to run commands in',
+    });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
     const sandbox = started.sandbox;
-    const answer = { id: sandbox.id.slice(0, 12), name: sandbox.name, status: 'running', image, expiresAt: sandbox.info.expiresAt.toISOString() };
+    const answer = {
+      id: sandbox.id.slice(0, 12),
+      name: sandbox.name,
+      status: 'running',
+      image,
+      expiresAt: sandbox.info.expiresAt.toISOString(),
+    };
     return reply(answer, `Started container ${sandbox.name} from ${image}.`);
   });
 

@@ -10,7 +10,8 @@ import { defineAction } from './define-action.js';
 
 export const RUN_CONTAINER_TASK = defineActionSpec({
   name: 'runContainerTask',
-  description: 'Run a multi-step command-line task in a fresh sandboxed container: an inner loop runs commands until it is done, then cleans up.',
+  description:
+    'Run a multi-step command-line task in a fresh sandboxed container: an inner loop runs commands until it is done, then cleans up.',
   returns: '{ success, summary, logPath, commandsRun }',
   args: z.object({
     image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
@@ -60,7 +61,10 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
         },
       });
       const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };
-      return reply(answer, `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}`);
+      return reply(
+        answer,
+        `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}`,
+      );
     } finally {
       await sandbox.stop();
     }

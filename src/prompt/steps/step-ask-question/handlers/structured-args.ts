@@ -7,10 +7,7 @@ export function actionCall(props: ActionHandlerProps): FunctionCall<AskQuestionA
   return props.askQuestionCall ?? props.iterateCall ?? { name: 'askQuestion', args: { actionType: '', message: '' } };
 }
 
-export type ArgsOutcome<T> =
-  | { ok: true; args: T; call: FunctionCall }
-  | { ok: false; error: string; call: FunctionCall };
-
+export type ArgsOutcome<T> = { ok: true; args: T; call: FunctionCall } | { ok: false; error: string; call: FunctionCall };
 
 /**
  * Asks the model for the arguments of one action, through ONE function definition named
@@ -51,7 +48,9 @@ export async function requestArgs<S extends z.ZodTypeAny>(
       {
         type: 'user',
         text: `The arguments were invalid: ${lastError}. Call ${def.name} again with valid arguments.`,
-        functionResponses: [{ name: def.name, call_id: lastCall.id, content: JSON.stringify({ error: lastError, code: 'INVALID_ARGUMENT' }), isError: true }],
+        functionResponses: [
+          { name: def.name, call_id: lastCall.id, content: JSON.stringify({ error: lastError, code: 'INVALID_ARGUMENT' }), isError: true },
+        ],
       },
     );
   }
