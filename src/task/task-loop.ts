@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { isSandboxError } from '../errors.js';
 import type { LogSink } from '../capture/log-store.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
+import type { ExecOptions } from '../sandbox/exec-types.js';
 import { historyEntry, renderHistory, type HistoryEntry } from './task-history.js';
 import { parseStep, STEP_FUNCTIONS, TASK_SUMMARY_DEF, type TaskModel, type TaskStep } from './task-model.js';
 
@@ -25,8 +25,17 @@ export interface TaskProgress {
   end?: TaskEndReason;
 }
 
+/**
+ * What the loop needs of a sandbox: to run one command. A Sandbox is one; a unit test's
+ * stand-in is another, so the loop's logic (invalid answers, limits, budget, the summary's
+ * fallback) is tested without an engine.
+ */
+export interface CommandRunner {
+  exec(command: string, options: ExecOptions): Promise<ExecResult>;
+}
+
 export interface RunTaskOptions {
-  sandbox: Sandbox;
+  sandbox: CommandRunner;
   taskDescription: string;
   model: TaskModel;
   limits: TaskLimits;
