@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { ExecResult } from '../sandbox/exec-types.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
+import { swallowed } from '../debug.js';
 
 /** Summarizes long command output; a lite model in GenAIcode. May throw: the answer then falls back. */
 export type OutputSummarizer = (
@@ -121,7 +122,8 @@ export async function logKeyLines(
   let file;
   try {
     file = await open(logPath, 'r');
-  } catch {
+  } catch (e) {
+    swallowed(`opening ${logPath} for its key lines`, e);
     return undefined;
   }
   try {
@@ -198,10 +200,11 @@ export async function logKeyLines(
       if (line && !first.includes(line) && !last.includes(line) && !skip(line)) last.unshift(line);
     }
     return { lines: [...first, ...last], matchedLines, selection: laterMatches > SCAN_LAST, scannedBytes, totalBytes };
-  } catch {
+  } catch (e) {
+    swallowed(`scanning ${logPath}`, e);
     return undefined;
   } finally {
-    await file.close().catch(() => undefined);
+    await file.close().catch((e: unknown) => swallowed(`closing ${logPath}`, e));
   }
 }
 
@@ -301,8 +304,9 @@ export async function buildCommandAnswer(
         )
       ).trim();
       if (summary) return answer(summary.length > 1500 ? `${summary.slice(0, 1500)}…` : summary, 'model', key);
-    } catch {
+    } catch (e) {
       // fall through to the extractive summary: the result is never held back
+      swallowed('summarizer', e);
     }
   }
   return answer(extractiveSummary(r), 'extractive', key);

@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SandboxError } from '../errors.js';
+import { swallowed } from '../debug.js';
 
 export interface LogRetention {
   maxTotalBytes: number;
@@ -189,7 +190,8 @@ function ownSessionFolder(path: string): { size: number } | undefined {
   let entries;
   try {
     entries = readdirSync(path, { withFileTypes: true });
-  } catch {
+  } catch (e) {
+    swallowed(`reading ${path} for pruning`, e);
     return undefined;
   }
   for (const e of entries) {
@@ -198,7 +200,8 @@ function ownSessionFolder(path: string): { size: number } | undefined {
     else if (!LOG_FILE.test(e.name)) return undefined;
     try {
       size += lstatSync(join(path, e.name)).size;
-    } catch {
+    } catch (statError) {
+      swallowed(`size of ${join(path, e.name)}`, statError);
       return undefined;
     }
   }
@@ -222,7 +225,8 @@ export function pruneLogs(rootDir: string, keepSession: string, retention: LogRe
   let names: string[];
   try {
     names = readdirSync(rootDir);
-  } catch {
+  } catch (e) {
+    swallowed(`reading ${rootDir} for pruning`, e);
     return removed;
   }
   for (const name of names) {

@@ -143,7 +143,7 @@ export function openExecStream(
         const parsed = JSON.parse(text) as { message?: unknown };
         if (typeof parsed.message === 'string') message = parsed.message;
       } catch {
-        // not JSON: the text as it came
+        // not JSON: the text as it came (nothing lost: the text is the message)
       }
       failOpen(new ExecStartError(errorStatus, message || `HTTP ${errorStatus}`));
     };

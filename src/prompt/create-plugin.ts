@@ -3,6 +3,7 @@ import { createPluginRuntime, type DockerPluginOptions } from './plugin-runtime.
 import { createDockerActionHandlers } from './steps/step-ask-question/handlers/docker.js';
 import { createRunContainerTaskHandler } from './steps/step-ask-question/handlers/run-container-task.js';
 import { dockerSystemPrompt, installSystemPrompt } from './system-prompt.js';
+import { swallowed } from '../debug.js';
 
 export type { DockerPluginOptions } from './plugin-runtime.js';
 
@@ -20,8 +21,9 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
     let config;
     try {
       config = runtime.config();
-    } catch {
+    } catch (e) {
       config = undefined; // the first action will answer with the configuration error
+      swallowed('configuration for the system prompt', e);
     }
     return dockerSystemPrompt(config, { task: true });
   });
@@ -30,7 +32,8 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
       try {
         await runtime.manager().engine.info();
       } catch (e) {
-        const host = await runtime.host().catch(() => undefined);
+        swallowed('engine check at load', e);
+        const host = await runtime.host().catch((hostError: unknown) => swallowed('host services', hostError));
         host?.systemMessage(`genaicode-docker: ${e instanceof Error ? e.message : String(e)}`);
       }
     })();

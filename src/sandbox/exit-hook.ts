@@ -1,3 +1,5 @@
+import { swallowed } from '../debug.js';
+
 /**
  * Removes this process's containers however the process ends: normal exit,
  * process.exit(), an uncaught exception or unhandled rejection (all reach 'exit'), and
@@ -31,8 +33,9 @@ function runSync(): void {
   for (const c of registered) {
     try {
       c.removeAllSync();
-    } catch {
-      // best effort: nothing can be reported while exiting
+    } catch (e) {
+      // best effort: nothing can be reported to the user while exiting
+      swallowed('exit hook', e);
     }
   }
 }

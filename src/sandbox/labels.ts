@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { PACKAGE_VERSION } from '../version.js';
+import { swallowed } from '../debug.js';
 
 /** Label keys on every container this package creates. */
 export const LABEL = {
@@ -36,7 +37,8 @@ export function processStart(pid: number): string | undefined {
     // 22nd field of the line (starttime) is the 20th after it.
     const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
     return bootId && ticks && /^\d+$/.test(ticks) ? `${bootId}:${ticks}` : undefined;
-  } catch {
+  } catch (e) {
+    swallowed('reading a process start time', e);
     return undefined;
   }
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { swallowed } from '../debug.js';
 
 /**
  * Which host folder a bind mount really is. The policy checks a mount's real path, but the
@@ -44,7 +45,8 @@ export function hostIdentity(realPath: string, mountinfo?: string): { device: st
   if (text === undefined) {
     try {
       text = readFileSync('/proc/self/mountinfo', 'utf8');
-    } catch {
+    } catch (e) {
+      swallowed("reading this process's mount table", e);
       return undefined;
     }
   }

@@ -23,6 +23,7 @@ import { hostIdentity, mountMismatches } from './mount-identity.js';
 import { checkOptions, StartOptionsSchema } from './option-schemas.js';
 import { Sandbox } from './sandbox.js';
 import { sweepContainers, type SweepReport } from './sweep.js';
+import { swallowed } from '../debug.js';
 
 export interface StartOptions {
   /** Image to start. @default config.images.default */
@@ -145,7 +146,8 @@ function ownerOf(path: string): string | undefined {
   try {
     const st = statSync(path);
     return `${st.uid}:${st.gid}`;
-  } catch {
+  } catch (e) {
+    swallowed(`owner of ${path}`, e);
     return undefined;
   }
 }
@@ -295,7 +297,7 @@ export class SandboxManager {
       abortCheck();
       await verifyMounts(sandbox, identities);
     } catch (e) {
-      await sandbox.stop().catch(() => undefined);
+      await sandbox.stop().catch((stopError: unknown) => swallowed('removing a container that did not start', stopError));
       throw e;
     }
     return sandbox;

@@ -6,6 +6,7 @@ import { CommandCapture } from './command-capture.js';
 import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
 import { type Counters, KILL_TREE_SCRIPT, MOUNTINFO_SCRIPT, parseTrailer, READ_COUNTERS_SCRIPT, wrapCommand } from './wrapper-protocol.js';
+import { swallowed } from '../debug.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const CANCELED_EXIT_CODE = 137;
@@ -121,7 +122,7 @@ export class Sandbox implements AsyncDisposable {
     if (!capture.log.error) {
       await this.deps.logs
         .writeMeta(result.logPath, { container: this.info.name, image: this.info.image, ...result, stdout: undefined, stderr: undefined })
-        .catch(() => undefined);
+        .catch((e: unknown) => swallowed(`metadata of ${result.logPath}`, e));
     }
     return result;
   }
@@ -321,7 +322,8 @@ export class Sandbox implements AsyncDisposable {
       const base = before ?? this.counters;
       this.counters = { oomKills: now.oomKills, pidsRefused: now.pidsRefused };
       return { oomKilled: now.oomKills > base.oomKills, pidsLimitHit: now.pidsRefused > base.pidsRefused };
-    } catch {
+    } catch (e) {
+      swallowed('reading the limit counters', e);
       return { oomKilled: false, pidsLimitHit: false };
     }
   }

@@ -5,6 +5,7 @@ import type { ExecResult } from '../sandbox/exec-types.js';
 import type { ExecOptions } from '../sandbox/exec-types.js';
 import { historyEntry, renderHistory, type HistoryEntry } from './task-history.js';
 import { parseStep, STEP_FUNCTIONS, TASK_SUMMARY_DEF, type TaskModel, type TaskStep } from './task-model.js';
+import { swallowed } from '../debug.js';
 
 export interface TaskLimits {
   /** Commands the loop may run. @default 25 */
@@ -286,8 +287,9 @@ async function summarize(
       );
       const text = calls.find((c) => c.name === TASK_SUMMARY_DEF.name)?.args?.summary;
       if (typeof text === 'string' && text.trim()) return { text: `${reason} ${text.trim()}`, kind: 'model' };
-    } catch {
+    } catch (e) {
       // the extractive summary below: the result is never held back
+      swallowed('task summary model', e);
     }
   }
   const last = history
@@ -306,7 +308,8 @@ async function summarize(
 async function appendFile(log: LogSink, path: string): Promise<void> {
   try {
     for await (const chunk of createReadStream(path)) log.write(chunk as Buffer);
-  } catch {
+  } catch (e) {
     // the command's own log is gone or unreadable: the task log goes on without it
+    swallowed(`copying ${path} into the task log`, e);
   }
 }

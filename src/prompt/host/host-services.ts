@@ -1,3 +1,5 @@
+import { swallowed } from '../../debug.js';
+
 /**
  * What the handlers need from the running GenAIcode, behind a small interface: unit tests
  * pass their own; in GenAIcode, `genaicodeHost()` imports the host lazily (at first use,
@@ -40,8 +42,9 @@ export function genaicodeHost(): Promise<HostServices> {
     let abortModule: AbortModule | undefined;
     try {
       abortModule = (await import('genaicode/main/common/abort-controller.js')) as unknown as AbortModule;
-    } catch {
+    } catch (e) {
       abortModule = undefined; // a host without it: commands still end by their timeouts
+      swallowed('genaicode abort controller', e);
     }
     const types = root.ModelType ?? {};
     return {

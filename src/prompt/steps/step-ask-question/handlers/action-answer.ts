@@ -1,5 +1,6 @@
 import type { ActionHandlerProps, ActionResult, FunctionCall } from '../../../host/genaicode-types.js';
 import { actionCall } from './structured-args.js';
+import { debug } from '../../../../debug.js';
 import { displayText } from '../../../../display-text.js';
 import { isSandboxError, type SandboxErrorCode } from '../../../../errors.js';
 
@@ -51,6 +52,7 @@ export async function guarded(
     return await body(step);
   } catch (e) {
     const answer = errorAnswer(e);
+    debug('action %s answered %s: %s', name, answer.code, e instanceof Error ? (e.stack ?? e.message) : String(e));
     const call = step.call ?? { id: `${name}-error`, name, args: {} };
     return actionResult(actionCall(props).args?.message ?? '', call, answer, `${name} failed: ${answer.error}`, true);
   }

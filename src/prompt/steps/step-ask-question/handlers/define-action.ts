@@ -2,6 +2,7 @@ import type { z } from 'zod/v4';
 import type { ActionHandler, ActionHandlerProps, ActionResult } from '../../../host/genaicode-types.js';
 import type { HostServices } from '../../../host/host-services.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
+import { debug } from '../../../../debug.js';
 import { actionResult, guarded } from './action-answer.js';
 import { actionFunctionDef, type ActionSpec } from './action-spec.js';
 import { actionCall, requestArgs } from './structured-args.js';
@@ -30,6 +31,7 @@ export function defineAction<S extends z.ZodObject>(
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
       const got = await requestArgs(props, actionFunctionDef(spec, runtime.config()), spec.args, host.cheapModel);
+      debug('action %s: %s', spec.name, got.ok ? JSON.stringify(got.args).slice(0, 500) : `invalid arguments: ${got.error}`);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
       step.call = got.call;
       const call = got.call;
