@@ -23,7 +23,7 @@ function shown(ch: string): string {
 }
 
 /** Default cut for one line of text shown to a person. */
-export const DISPLAY_MAX_CHARS = 500;
+const DISPLAY_MAX_CHARS = 500;
 
 /** Like displayText, for text of several lines (a summary, a report): line feeds and tabs stay, nothing is cut. */
 export function displayLines(text: string): string {

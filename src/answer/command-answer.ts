@@ -84,7 +84,7 @@ export function keyLines(text: string, max = MAX_KEY_LINES): string[] {
  * How much of a long log `logKeyLines` reads: all of it up to this size; else the first
  * and the last half of this (0.1-0.5 s, the most when every line matches).
  */
-export const LOG_SCAN_BYTES = 16 * 1024 * 1024;
+const LOG_SCAN_BYTES = 16 * 1024 * 1024;
 const SCAN_CHUNK_BYTES = 1024 * 1024;
 /** Key lines from a log scan: the first ones, and the last ones (often the verdict). */
 const SCAN_FIRST = 8;
@@ -92,7 +92,7 @@ const SCAN_LAST = 4;
 /** The last error-like lines kept as candidates for the last key lines (repeats among them are dropped). */
 const SCAN_LAST_CANDIDATES = 64;
 
-export interface LogKeyLines {
+interface LogKeyLines {
   /** Up to SCAN_FIRST + SCAN_LAST distinct error-like lines, in log order. */
   lines: string[];
   /** How many error-like lines the part read has in all (repeats and skipped ones too). */

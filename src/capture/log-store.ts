@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { SandboxError } from '../errors.js';
 import { swallowed } from '../debug.js';
 
-export interface LogRetention {
+interface LogRetention {
   maxTotalBytes: number;
   maxAgeDays: number;
 }
@@ -26,13 +26,13 @@ export interface LogRetention {
  * too). Whoever planted a file or a link under the next log's name gets an error, never
  * a write through it.
  */
-export const EXCLUSIVE_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+const EXCLUSIVE_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 /** Logs hold whatever commands printed, secrets included: for their owner only. */
 const FILE_MODE = 0o600;
 const DIR_MODE = 0o700;
 
 /** A session folder's name: what `newSessionId` makes, or a library user's own id of the same alphabet. */
-export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** The file in every session folder we create; a folder without it is not ours and is never pruned. */
 export const SESSION_MARKER = '.genaicode-docker-session';
 /** The files we write in a session folder: `0001-label.log`, `0001-label.json`. */
@@ -41,7 +41,7 @@ const LOG_FILE = /^\d{4,}-[A-Za-z0-9._-]*\.(?:log|json)$/;
 const CREATE_ATTEMPTS = 20;
 
 /** @throws SandboxError INVALID_ARGUMENT for an id that is not a plain folder name. */
-export function checkSessionId(sessionId: string): void {
+function checkSessionId(sessionId: string): void {
   if (!SESSION_ID.test(sessionId) || sessionId === '.' || sessionId === '..' || /^\.+$/.test(sessionId)) {
     throw new SandboxError(
       'INVALID_ARGUMENT',
@@ -166,7 +166,7 @@ export class LogStore {
  * (as /tmp is: others cannot rename or remove what is ours in it).
  * @throws Error naming the folder that others can write.
  */
-export function checkNoOtherWriter(realDir: string): void {
+function checkNoOtherWriter(realDir: string): void {
   if (myUid === undefined) return;
   for (let dir = realDir; ; dir = dirname(dir)) {
     const st = lstatSync(dir);
@@ -209,7 +209,7 @@ function ownSessionFolder(path: string): { size: number } | undefined {
 }
 
 /** A session whose folder changed this recently may still be running: it is never pruned. */
-export const ACTIVE_SESSION_MS = 3600 * 1000;
+const ACTIVE_SESSION_MS = 3600 * 1000;
 
 /**
  * Deletes other sessions' folders older than maxAgeDays, then oldest first beyond

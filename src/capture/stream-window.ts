@@ -143,7 +143,7 @@ const DENSE_BYTES_PER_NEWLINE = 48;
  * newline). Shifted down, those bits add up in four byte-wide lanes, folded into the count
  * every 255 words, before a lane could overflow.
  */
-export function countNewlinesSwar(buf: Buffer, from = 0): number {
+function countNewlinesSwar(buf: Buffer, from = 0): number {
   const n = buf.length;
   let count = 0;
   let i = from;

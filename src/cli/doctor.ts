@@ -7,14 +7,14 @@ import { imageMatches } from '../policy/policy.js';
 import { BUILD_OFFLINE_SCRIPT, SandboxManager } from '../sandbox/sandbox-manager.js';
 import { formatBytes } from './format.js';
 
-export const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
+const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
 
 /**
  * What this configuration trusts, one line each: which images may run and which of them may
  * come from a registry, what may be mounted and as whom, whether the user is asked first,
  * and where logs go.
  */
-export function trustLines(config: Config): string[] {
+function trustLines(config: Config): string[] {
   const uid = process.getuid?.();
   const writableUser =
     config.user !== undefined

@@ -8,7 +8,7 @@ import { runTask } from '../task/task-loop.js';
 import type { TaskModel } from '../task/task-model.js';
 import { displayText } from '../display-text.js';
 
-export interface TaskCliOptions {
+interface TaskCliOptions {
   image?: string;
   maxCommands?: number;
   network?: NetworkMode;
@@ -17,7 +17,7 @@ export interface TaskCliOptions {
   json: boolean;
 }
 
-export const MISSING_KEY_MESSAGE =
+const MISSING_KEY_MESSAGE =
   'genaicode-docker task needs a Gemini API key: set GEMINI_API_KEY (from Google AI Studio). ' +
   'Models: --step-model (default gemini-2.5-flash) and --summary-model (default gemini-2.5-pro). ' +
   "Inside GenAIcode, runContainerTask uses GenAIcode's own model instead.";

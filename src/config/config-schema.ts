@@ -21,7 +21,7 @@ export const DEFAULT_ALLOWED_IMAGES = [
 ] as const;
 
 /** The golden images: built here (docker/build-offline.sh or their Dockerfiles), never pulled. */
-export const LOCAL_ONLY_IMAGES = ['genaicode-docker/*'] as const;
+const LOCAL_ONLY_IMAGES = ['genaicode-docker/*'] as const;
 
 /** Output up to this many bytes (after capping) reaches the model verbatim, with no summary. */
 export const DEFAULT_SUMMARY_THRESHOLD_BYTES = 2048;

@@ -4,7 +4,7 @@ import { ENV_PREFIX } from './config-schema.js';
 /** The GENAICODE_DOCKER_* variables: each one's setting, read into a configuration layer. */
 
 /** Environment variables and the config path each one sets. */
-export const ENV_KEYS: Record<string, { path: string[]; kind: 'string' | 'number' | 'boolean' | 'list' }> = {
+const ENV_KEYS: Record<string, { path: string[]; kind: 'string' | 'number' | 'boolean' | 'list' }> = {
   HOST: { path: ['engine', 'host'], kind: 'string' },
   SOCKET_PATH: { path: ['engine', 'socketPath'], kind: 'string' },
   IMAGE: { path: ['images', 'default'], kind: 'string' },

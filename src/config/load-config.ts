@@ -14,7 +14,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Deep merge where later sources win; arrays are replaced, not concatenated. */
-export function mergeConfig(...layers: unknown[]): Record<string, unknown> {
+function mergeConfig(...layers: unknown[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const layer of layers) {
     if (!isPlainObject(layer)) continue;
@@ -27,7 +27,7 @@ export function mergeConfig(...layers: unknown[]): Record<string, unknown> {
 }
 
 /** Walks up from `cwd` to the folder holding `.genaicoderc`; `cwd` itself when there is none. */
-export function findProjectRoot(cwd: string): string {
+function findProjectRoot(cwd: string): string {
   let dir = resolve(cwd);
   for (;;) {
     if (existsSync(join(dir, '.genaicoderc'))) return dir;
@@ -66,7 +66,7 @@ function formatIssue(issue: z.ZodIssue, source: string): string {
 }
 
 /** The user's own config file: `$XDG_CONFIG_HOME/genaicode-docker/config.json` (~/.config/...). */
-export function userConfigFile(env: NodeJS.ProcessEnv = process.env): string {
+function userConfigFile(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
   return join(base, 'genaicode-docker', 'config.json');
 }

@@ -25,7 +25,7 @@ export function realPathOf(p: string): string {
   }
 }
 
-export function isWithin(child: string, parent: string): boolean {
+function isWithin(child: string, parent: string): boolean {
   const rel = relative(parent, child);
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }

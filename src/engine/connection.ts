@@ -61,7 +61,7 @@ export function resolveConnection(settings: ConnectionSettings, env: NodeJS.Proc
 }
 
 /** This package's engine set-up script (scripts/ensure-engine.sh), wherever the package is installed. */
-export const ENSURE_ENGINE_SCRIPT = fileURLToPath(new URL('../../scripts/ensure-engine.sh', import.meta.url));
+const ENSURE_ENGINE_SCRIPT = fileURLToPath(new URL('../../scripts/ensure-engine.sh', import.meta.url));
 
 /** The sentence a person (or model) reads when no engine answers. */
 export function engineUnavailableMessage(endpoint: string, reason: string): string {

@@ -33,7 +33,7 @@ export interface TmpfsMount {
   sizeBytes: number;
 }
 
-export interface BindMount {
+interface BindMount {
   hostPath: string;
   containerPath: string;
   readOnly: boolean;

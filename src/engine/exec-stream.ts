@@ -46,9 +46,9 @@ export interface ExecStream {
 }
 
 /** Bytes of output read per system call at most (and the one buffer they are read into). */
-export const READ_BUFFER_BYTES = 256 * 1024;
+const READ_BUFFER_BYTES = 256 * 1024;
 /** How long the engine may take to answer the start of a command (it answers at once). */
-export const ANSWER_TIMEOUT_MS = 60_000;
+const ANSWER_TIMEOUT_MS = 60_000;
 /** A response head longer than this is not the engine's. */
 const MAX_HEAD_BYTES = 64 * 1024;
 /** An error body longer than this is cut (the message is what matters). */

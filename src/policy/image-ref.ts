@@ -22,11 +22,11 @@ const DOMAIN_COMPONENT = /^(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])$/
 const IPV6_HOST = /^\[[0-9A-Fa-f:.]+\]$/;
 const TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
-export const MAX_NAME_LENGTH = 255;
+const MAX_NAME_LENGTH = 255;
 /** Longest reference we accept at all: a full name, a tag and a sha512 digest. */
-export const MAX_REFERENCE_LENGTH = MAX_NAME_LENGTH + 1 + 128 + 1 + 7 + 1 + 128;
+const MAX_REFERENCE_LENGTH = MAX_NAME_LENGTH + 1 + 128 + 1 + 7 + 1 + 128;
 
-export interface ImageReference {
+interface ImageReference {
   /** Registry host[:port], when the reference names one. */
   domain?: string;
   /** The repository path, e.g. `library/python` or `genaicode-docker/sandbox-python`. */

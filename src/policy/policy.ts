@@ -50,7 +50,7 @@ export type NetworkMode = (typeof NETWORK_MODES)[number];
  */
 export const BASE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
 export const ADDABLE_CAPABILITIES = ['AUDIT_WRITE', 'MKNOD', 'NET_BIND_SERVICE', 'NET_RAW', 'SETFCAP', 'SETPCAP', 'SYS_CHROOT'] as const;
-export type AddableCapability = (typeof ADDABLE_CAPABILITIES)[number];
+type AddableCapability = (typeof ADDABLE_CAPABILITIES)[number];
 const DANGEROUS_CAPS =
   /^(CAP_)?(SYS_ADMIN|SYS_MODULE|SYS_PTRACE|SYS_RAWIO|SYS_BOOT|SYS_TIME|NET_ADMIN|DAC_READ_SEARCH|SYS_RESOURCE|MAC_ADMIN|MAC_OVERRIDE|SYSLOG|BPF|PERFMON|ALL|LINUX_IMMUTABLE|BLOCK_SUSPEND|WAKE_ALARM|IPC_LOCK|IPC_OWNER|LEASE|AUDIT_CONTROL|AUDIT_READ|SYS_PACCT|SYS_NICE|SYS_TTY_CONFIG|CHECKPOINT_RESTORE)$/i;
 
@@ -211,7 +211,7 @@ export interface MountRequest {
   writable?: boolean;
 }
 
-export interface MountRule {
+interface MountRule {
   hostPath: string;
   writable: boolean;
 }
@@ -224,7 +224,7 @@ function realpathOrResolve(p: string): string {
   }
 }
 
-export interface MountCheckOptions {
+interface MountCheckOptions {
   /** The engine's socket: never mountable, wherever it is. */
   engineSocket?: string;
   /** The log folder: never inside (or holding) a writable mount, or a container could plant links there. */

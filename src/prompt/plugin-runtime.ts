@@ -35,7 +35,7 @@ export interface PluginRuntime {
  * question, a system message) is shown with its control and invisible characters named
  * (displayText), whoever chose the text: the model, a container or the engine.
  */
-export function displaySafeHost(host: HostServices): HostServices {
+function displaySafeHost(host: HostServices): HostServices {
   return {
     confirm: (prompt, options) => host.confirm(displayText(prompt, 2000), options),
     systemMessage: (text, data) => host.systemMessage(displayText(text, 2000), data),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FunctionDef, GenerateContentFunction } from './host/genaicode-types.js';
 import type { OutputSummarizer } from '../answer/command-answer.js';
 
-export const SUMMARIZE_OUTPUT_DEF: FunctionDef = {
+const SUMMARIZE_OUTPUT_DEF: FunctionDef = {
   name: 'summarizeOutput',
   description: 'Give the concise summary of the command output.',
   parameters: {
@@ -15,7 +15,7 @@ export const SUMMARIZE_OUTPUT_DEF: FunctionDef = {
 const SummaryArgs = z.object({ summary: z.string().min(1) });
 
 /** The summarizer prompt (~200 tokens asked), with the command and its exit as context. */
-export function summarizePrompt(input: { command: string; exitCode: number; output: string; reason?: string }): string {
+function summarizePrompt(input: { command: string; exitCode: number; output: string; reason?: string }): string {
   return (
     `Command: ${input.command}\nExit code: ${input.exitCode}${input.reason ? ` (${input.reason})` : ''}\n\n` +
     `Summarize concisely, noting errors, failures, and important results (~200 tokens):\n\n${input.output}`

@@ -12,7 +12,7 @@ import { swallowed } from '../debug.js';
  * decision to it: if it exits, 'exit' still cleans up.
  */
 
-export interface ExitCleanup {
+interface ExitCleanup {
   /** Synchronous, best effort: remove everything still live. */
   removeAllSync(): void;
   /** Asynchronous variant, bounded by a timeout, used on signals. */

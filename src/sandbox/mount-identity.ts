@@ -22,7 +22,7 @@ function unescape(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
-export function parseMountinfo(text: string): MountEntry[] {
+function parseMountinfo(text: string): MountEntry[] {
   const entries: MountEntry[] = [];
   for (const line of text.split('\n')) {
     const f = line.split(' ');

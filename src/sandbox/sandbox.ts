@@ -27,7 +27,7 @@ export interface SandboxInfo {
   pidsLimit: number;
 }
 
-export interface SandboxDeps {
+interface SandboxDeps {
   engine: ContainerEngine;
   logs: LogStore;
   exec: { timeoutMs: number; maxBytes: number; maxLines: number };

@@ -24,7 +24,7 @@ export interface SweepOptions {
  */
 export const EXPIRY_GRACE_MS = 30_000;
 
-export interface SweptContainer {
+interface SweptContainer {
   id: string;
   name: string;
   owner: string;
@@ -38,7 +38,7 @@ export interface SweepReport {
   failed: Array<{ id: string; error: string }>;
 }
 
-export function processAlive(pid: number): boolean {
+function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -60,9 +60,9 @@ function isSelf(owner: Owner, self: Owner): boolean {
 type ResolvedSweepOptions = Required<Pick<SweepOptions, 'now' | 'isAlive' | 'startOf' | 'self'>> & SweepOptions;
 
 /** What a sweep does with one managed container, and why. */
-export type SweepVerdict = { remove: SweptContainer['why'] } | { keep: string };
+type SweepVerdict = { remove: SweptContainer['why'] } | { keep: string };
 
-export function sweepVerdict(c: ContainerSummary, o: ResolvedSweepOptions): SweepVerdict {
+function sweepVerdict(c: ContainerSummary, o: ResolvedSweepOptions): SweepVerdict {
   if (o.keep?.has(c.id)) return { keep: 'this process' };
   if (o.all) return { remove: 'all' };
   const expires = Date.parse(c.labels[LABEL.expiresAt] ?? '');

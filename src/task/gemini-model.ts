@@ -1,7 +1,7 @@
 import { FunctionCallingMode, GoogleGenerativeAI, type FunctionDeclaration, type FunctionDeclarationSchema } from '@google/generative-ai';
 import type { FunctionCall, FunctionDef, ModelRequest, TaskModel } from './task-model.js';
 
-export interface GeminiTaskModelOptions {
+interface GeminiTaskModelOptions {
   apiKey: string;
   /** Model that picks each next command. @default gemini-2.5-flash */
   stepModel?: string;

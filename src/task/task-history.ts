@@ -15,7 +15,7 @@ export interface HistoryEntry {
   bytes: number;
 }
 
-export interface HistoryLimits {
+interface HistoryLimits {
   budgetChars: number;
   newestOutputChars: number;
   olderOutputChars: number;

@@ -16,7 +16,7 @@ export interface TaskLimits {
   commandTimeoutMs: number;
 }
 
-export type TaskEndReason = 'completed' | 'failed' | 'max-commands' | 'budget' | 'aborted' | 'model-error' | 'container-error';
+type TaskEndReason = 'completed' | 'failed' | 'max-commands' | 'budget' | 'aborted' | 'model-error' | 'container-error';
 
 export interface TaskProgress {
   step: number;

@@ -29,7 +29,7 @@ const NextCommand = z.object({
 const TaskComplete = z.object({ summary: z.string().describe('what was achieved').optional() });
 const TaskFailed = z.object({ reason: z.string().min(1, 'reason is required').describe('why') });
 /** The summary model's one function. */
-export const TaskSummary = z.object({ summary: z.string().describe('key results, successes and errors') });
+const TaskSummary = z.object({ summary: z.string().describe('key results, successes and errors') });
 
 export const NEXT_COMMAND_DEF = functionDef(
   'nextCommand',

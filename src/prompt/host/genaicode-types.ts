@@ -20,7 +20,7 @@ export interface PromptItem {
 }
 
 /** 0.9.5: 'default' | 'cheap' | 'reasoning'; later versions add 'lite'. */
-export type ModelTypeValue = string;
+type ModelTypeValue = string;
 
 export type GenerateContentFunction = (
   prompt: PromptItem[],

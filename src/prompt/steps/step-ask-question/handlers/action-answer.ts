@@ -5,13 +5,13 @@ import { displayText } from '../../../../display-text.js';
 import { isSandboxError, type SandboxErrorCode } from '../../../../errors.js';
 
 /** The structured error a model receives, `{ error, code }`: nothing throws out of a handler. */
-export interface ErrorAnswer {
+interface ErrorAnswer {
   error: string;
   code: SandboxErrorCode;
   [key: string]: unknown;
 }
 
-export function errorAnswer(e: unknown): ErrorAnswer {
+function errorAnswer(e: unknown): ErrorAnswer {
   if (isSandboxError(e)) return e.toJSON();
   return { error: e instanceof Error ? e.message : String(e), code: 'INTERNAL_ERROR' };
 }

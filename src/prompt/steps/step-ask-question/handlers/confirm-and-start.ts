@@ -5,7 +5,7 @@ import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { Sandbox } from '../../../../sandbox/sandbox.js';
 import type { StartOptions } from '../../../../sandbox/sandbox-manager.js';
 
-export type StartOutcome =
+type StartOutcome =
   { ok: true; sandbox: Sandbox } | { ok: false; answer: { error: string; code: Extract<SandboxErrorCode, 'USER_DECLINED'> } };
 
 /**

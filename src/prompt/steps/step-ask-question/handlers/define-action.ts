@@ -7,7 +7,7 @@ import { actionResult, guarded } from './action-answer.js';
 import { actionFunctionDef, type ActionSpec } from './action-spec.js';
 import { actionCall, requestArgs } from './structured-args.js';
 
-export interface ActionContext<A> {
+interface ActionContext<A> {
   /** The model's arguments, validated. */
   args: A;
   host: HostServices;

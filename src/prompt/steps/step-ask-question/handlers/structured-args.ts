@@ -7,7 +7,7 @@ export function actionCall(props: ActionHandlerProps): FunctionCall<AskQuestionA
   return props.askQuestionCall ?? props.iterateCall ?? { name: 'askQuestion', args: { actionType: '', message: '' } };
 }
 
-export type ArgsOutcome<T> = { ok: true; args: T; call: FunctionCall } | { ok: false; error: string; call: FunctionCall };
+type ArgsOutcome<T> = { ok: true; args: T; call: FunctionCall } | { ok: false; error: string; call: FunctionCall };
 
 /**
  * Asks the model for the arguments of one action, through ONE function definition named
