@@ -8,24 +8,25 @@ import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
-import { listManaged, makeTempDir, removeTestDirs, requireEngine, waitFor } from '../support/engine.js';
+import { listManaged, requireEngine, waitFor } from '../support/engine.js';
+import { tempDir, removeTempDirs } from '../support/temp-dirs.js';
 
 beforeAll(async () => {
   await requireEngine();
   requireBuiltPackage(CLI);
 });
-afterAll(() => removeTestDirs());
+afterAll(() => removeTempDirs());
 
 function runCli(
   args: string[],
-  cwd = makeTempDir('gcd-cli-run-'),
+  cwd = tempDir('gcd-cli-run-'),
   extraEnv: Record<string, string> = {},
 ): { status: number | null; stdout: string; stderr: string } {
   const env = {
     ...process.env,
     GENAICODE_DOCKER_CONFIRM_START: 'false',
-    XDG_STATE_HOME: makeTempDir('gcd-cli-state-'),
-    XDG_CONFIG_HOME: makeTempDir('gcd-cli-config-'),
+    XDG_STATE_HOME: tempDir('gcd-cli-state-'),
+    XDG_CONFIG_HOME: tempDir('gcd-cli-config-'),
     ...extraEnv,
   };
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 60_000, env });
@@ -52,8 +53,8 @@ test('doctor reports the trust settings in force, from the project’s config fi
   expect(plain.stdout).toMatch(/^mounts +allowed: \(none\); with a writable mount containers run .*never as root$/m);
   expect(plain.stdout).toMatch(/^logs +\/.*genaicode-docker\/logs$/m);
   // The user's own file sets trust; the project's may only tune and narrow.
-  const project = makeTempDir('gcd-cli-doctor-');
-  const own = join(makeTempDir('gcd-cli-own-'), 'config.json');
+  const project = tempDir('gcd-cli-doctor-');
+  const own = join(tempDir('gcd-cli-own-'), 'config.json');
   writeFileSync(
     own,
     JSON.stringify({
@@ -100,7 +101,7 @@ test("exits with the command's exit code, 124 on timeout; --json prints the resu
 
 test('the first Ctrl-C cancels the command: its result is printed (canceled, 137) and no container is left', async () => {
   const child = spawn(process.execPath, [CLI, 'run', '--json', '--', 'sleep 300'], {
-    cwd: makeTempDir('gcd-cli-run-'),
+    cwd: tempDir('gcd-cli-run-'),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -129,7 +130,7 @@ test('the first Ctrl-C cancels the command: its result is printed (canceled, 137
 }, 90_000);
 
 test("demo, the README's main job: four commands as the model sees them, all as expected, nothing left behind", async () => {
-  const child = spawnSync(process.execPath, [CLI, 'demo'], { cwd: makeTempDir('gcd-cli-demo-'), encoding: 'utf8', timeout: 120_000 });
+  const child = spawnSync(process.execPath, [CLI, 'demo'], { cwd: tempDir('gcd-cli-demo-'), encoding: 'utf8', timeout: 120_000 });
   expect(child.stderr).toBe('');
   expect(child.status).toBe(0);
   expect(child.stdout).toContain('demo: all four results as expected');

@@ -9,7 +9,8 @@ import { join, sep } from 'node:path';
 import type { FunctionCall } from '../../src/prompt/host/genaicode-types.js';
 import { LABEL } from '../../src/sandbox/labels.js';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
-import { docker, listManaged, makeTempDir, removeTestDirs, requireEngine } from '../support/engine.js';
+import { docker, listManaged, requireEngine } from '../support/engine.js';
+import { tempDir, removeTempDirs } from '../support/temp-dirs.js';
 import { FakeGeminiServer, functionCallResponse, type FakeReply, type RecordedRequest } from './fixtures/gemini-fake/server.js';
 
 const STEP_MODEL = 'gemini-2.5-flash';
@@ -82,8 +83,8 @@ beforeAll(async () => {
       };
     return next;
   });
-  workDir = makeTempDir('gcd-cli-task-');
-  stateDir = makeTempDir('gcd-cli-state-');
+  workDir = tempDir('gcd-cli-task-');
+  stateDir = tempDir('gcd-cli-state-');
   main = await runCli(
     ['task', '--network', 'none', '--max-commands', '10', 'Write', 'hello from the task', 'to hello.txt', 'and', 'read it back'],
     cleanEnv({ GEMINI_API_KEY: 'test', GEMINI_BASE_URL: server.baseUrl, XDG_STATE_HOME: stateDir }),
@@ -93,7 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  removeTestDirs();
+  removeTempDirs();
 });
 
 function logPath(): string {
@@ -172,7 +173,7 @@ describe('genaicode-docker task on a scripted Gemini', () => {
 describe('without an API key', () => {
   test('exits 2 with a message that names GEMINI_API_KEY, and starts nothing', async () => {
     const before = server.requests.length;
-    const r = await runCli(['task', 'list', 'the', 'files'], cleanEnv({}), makeTempDir('gcd-cli-nokey-'), 30_000);
+    const r = await runCli(['task', 'list', 'the', 'files'], cleanEnv({}), tempDir('gcd-cli-nokey-'), 30_000);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('GEMINI_API_KEY');
     expect(r.stdout).toBe('');

@@ -5,26 +5,13 @@
  */
 import { join } from 'node:path';
 import { DockerEngine, SandboxError, SandboxManager, sweepContainers } from '../../src/index.js';
-import {
-  expectNoContainersLeft,
-  fileSession,
-  makeTempDir,
-  newTestSessionId,
-  removeTestDirs,
-  requireEngine,
-  testConfig,
-} from '../support/engine.js';
+import { newTestSessionId, engineSuite } from '../support/engine.js';
+import { tempDir, testConfig } from '../support/temp-dirs.js';
 
-fileSession('engine-unavailable');
-
-beforeAll(requireEngine);
-afterAll(async () => {
-  removeTestDirs();
-  await expectNoContainersLeft();
-});
+engineSuite('engine-unavailable');
 
 function missingSocket(): string {
-  return join(makeTempDir(), 'no-such-dir', 'docker.sock');
+  return join(tempDir(), 'no-such-dir', 'docker.sock');
 }
 
 async function caught(p: Promise<unknown>): Promise<SandboxError> {
@@ -76,7 +63,7 @@ test.concurrent('DOCKER_HOST pointing at a missing socket is honoured, and fails
 });
 
 test.concurrent('a socket path that exists but is not a socket is not an engine either', async () => {
-  const notASocket = makeTempDir();
+  const notASocket = tempDir();
   const engine = new DockerEngine({ socketPath: notASocket });
   const e = await caught(engine.info());
   expect(e.code).toBe('ENGINE_UNAVAILABLE');

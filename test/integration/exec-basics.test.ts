@@ -3,18 +3,15 @@
  * kept apart, environment and working directory, argument vectors versus shell strings.
  */
 import { readFileSync } from 'node:fs';
-import { expectNoContainersLeft, fileSession, removeTestDirs, requireEngine, sharedSandbox, withManager } from '../support/engine.js';
-
-fileSession('exec-basics');
+import { sharedSandbox, withManager, engineSuite } from '../support/engine.js';
 
 const shared = sharedSandbox({ env: { FROM_START: 'start-value' } });
 const sandbox = shared.get;
 
-beforeAll(requireEngine);
-afterAll(async () => {
-  await shared.release();
-  removeTestDirs();
-  await expectNoContainersLeft();
+engineSuite('exec-basics', {
+  afterAll: async () => {
+    await shared.release();
+  },
 });
 
 describe('exit codes are results, not errors', () => {

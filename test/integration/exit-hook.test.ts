@@ -4,7 +4,8 @@
  * error, or by process.exit(); their exit hook removes the container every time. (A
  * SIGKILLed owner cannot run its hook: test/integration/sweep.test.ts covers that case.)
  */
-import { expectNoContainersLeft, fileSession, inspectContainer, removeTestDirs, requireEngine } from '../support/engine.js';
+import { expectNoContainersLeft, fileSession, inspectContainer, requireEngine } from '../support/engine.js';
+import { removeTempDirs } from '../support/temp-dirs.js';
 import { requireBuiltPackage } from '../support/built-package.js';
 import { expectGoneSoon, killChildren, startChild } from '../support/exit-hook-child.js';
 
@@ -16,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   killChildren();
-  removeTestDirs();
+  removeTempDirs();
   await expectNoContainersLeft();
 });
 

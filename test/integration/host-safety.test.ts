@@ -16,24 +16,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { DockerEngine, LABEL, loadConfig, SandboxError, type ConfigInput, type StartOptions } from '../../src/index.js';
-import {
-  expectNoContainersLeft,
-  fileSession,
-  listManaged,
-  makeTempDir,
-  RecordingEngine,
-  removeTestDirs,
-  requireEngine,
-  withManager,
-} from '../support/engine.js';
+import { listManaged, RecordingEngine, withManager, engineSuite } from '../support/engine.js';
+import { tempDir } from '../support/temp-dirs.js';
 
-fileSession('host-safety');
-
-beforeAll(requireEngine);
-afterAll(async () => {
-  removeTestDirs();
-  await expectNoContainersLeft();
-});
+engineSuite('host-safety');
 
 const isRoot = process.getuid?.() === 0;
 /** A developer's ids, for folders a root test run hands to "the user". */
@@ -41,7 +27,7 @@ const DEV = { uid: 1000, gid: 1000 };
 
 /** A folder owned by a non-root user: this one, or (when the tests run as root) DEV. */
 function userFolder(prefix: string): string {
-  const dir = makeTempDir(prefix);
+  const dir = tempDir(prefix);
   if (isRoot) chownSync(dir, DEV.uid, DEV.gid);
   return dir;
 }
@@ -161,7 +147,7 @@ describe('a writable mount never plants root-owned files on the host', () => {
     ['user "0"', { user: '0' }] as const,
     ['user "root"', { user: 'root' }] as const,
   ])('%s: POLICY_VIOLATION, no container', async (_what, extra) => {
-    const out = makeTempDir('gcd-rw-root-');
+    const out = tempDir('gcd-rw-root-');
     const { error, calls } = await startError(
       { mounts: [{ hostPath: out, containerPath: '/out', writable: true }] },
       { mountAllow: [{ hostPath: out, writable: true }], ...extra },
@@ -172,7 +158,7 @@ describe('a writable mount never plants root-owned files on the host', () => {
   });
 
   test.concurrent('with the documented opt-in (allowRootWithWritableMounts), a root-owned folder is written as root', async () => {
-    const out = makeTempDir('gcd-rw-optin-');
+    const out = tempDir('gcd-rw-optin-');
     await withManager(
       async (manager) => {
         const sb = await manager.start({ mounts: [{ hostPath: out, containerPath: '/out', writable: true }] });
@@ -188,7 +174,7 @@ describe('the log folder stays out of every writable mount', () => {
   test.concurrent('a writable mount holding logs.dir: refused before any engine call; the planted links never get a write', async () => {
     const project = userFolder('gcd-proj-');
     const logs = join(project, '.genaicode-docker', 'logs');
-    const victim = join(makeTempDir('gcd-victim-'), '.bashrc');
+    const victim = join(tempDir('gcd-victim-'), '.bashrc');
     writeFileSync(victim, 'original\n');
     mkdirSync(logs, { recursive: true });
     // A configuration that lets a container write where the logs are does not load.
@@ -218,7 +204,7 @@ describe('the log folder stays out of every writable mount', () => {
   test.concurrent('the default log folder is outside the project, so mounting the project writable is fine', async () => {
     const project = userFolder('gcd-proj-');
     writeFileSync(join(project, '.genaicoderc'), '{}');
-    const state = makeTempDir('gcd-state-');
+    const state = tempDir('gcd-state-');
     const config = loadConfig({
       cwd: project,
       env: { XDG_STATE_HOME: state },
@@ -248,7 +234,7 @@ describe('mount allowlist entries are resolved before their rules', () => {
   test.concurrent.each([['/'], ['/etc/..'], ['/proc']])(
     'an entry that is a link to %s is refused when the config loads',
     async (target) => {
-      const dir = makeTempDir('gcd-links-');
+      const dir = tempDir('gcd-links-');
       const link = join(dir, 'data');
       symlinkSync(target, link);
       let caught: unknown;
@@ -262,7 +248,7 @@ describe('mount allowlist entries are resolved before their rules', () => {
   );
 
   test.concurrent('a link to / given as a rule by a library user (bypassing loadConfig) allows no writable /etc', async () => {
-    const dir = makeTempDir('gcd-links-');
+    const dir = tempDir('gcd-links-');
     const link = join(dir, 'everything');
     symlinkSync('/', link);
     const { error, calls } = await startError({ mounts: [{ hostPath: '/etc', containerPath: '/host-etc', writable: true }] }, {});
@@ -305,14 +291,14 @@ describe('a mount swapped for a link between the check and the engine\u2019s mou
     [
       'a folder of secrets',
       () => {
-        const secret = makeTempDir('gcd-secret-');
+        const secret = tempDir('gcd-secret-');
         writeFileSync(join(secret, 'id_rsa'), 'PRIVATE');
         return secret;
       },
     ],
     ['/etc', () => '/etc'],
   ])('swapped for a link to %s: POLICY_VIOLATION, the container is removed, nothing was read', async (_what, target) => {
-    const allowed = makeTempDir('gcd-allowed-');
+    const allowed = tempDir('gcd-allowed-');
     const sub = join(allowed, 'sub');
     mkdirSync(sub);
     const engine = new SwappingEngine(sub, target());
@@ -335,7 +321,7 @@ describe('a mount swapped for a link between the check and the engine\u2019s mou
   });
 
   test.concurrent('an untouched mount passes the check and works', async () => {
-    const allowed = makeTempDir('gcd-allowed-');
+    const allowed = tempDir('gcd-allowed-');
     writeFileSync(join(allowed, 'f'), 'hello');
     await withManager(
       async (manager) => {

@@ -14,14 +14,13 @@ import {
   expectNoContainersLeft,
   fileSession,
   listManaged,
-  makeTempDir,
   MINIMAL_IMAGE,
   RecordingEngine,
-  removeTestDirs,
   requireEngine,
   sleep,
   withManager,
 } from '../support/engine.js';
+import { tempDir, removeTempDirs } from '../support/temp-dirs.js';
 
 fileSession('image-pull');
 
@@ -43,7 +42,7 @@ function freePort(): Promise<number> {
 }
 
 async function startRegistry(): Promise<void> {
-  const dir = makeTempDir('gcd-registry-');
+  const dir = tempDir('gcd-registry-');
   port = await freePort();
   const config = join(dir, 'config.yml');
   writeFileSync(
@@ -116,7 +115,7 @@ afterAll(async () => {
     await Promise.race([exited, new Promise((r) => setTimeout(r, 5000).unref())]);
     if (registry.exitCode === null && registry.signalCode === null) registry.kill('SIGKILL');
   }
-  removeTestDirs();
+  removeTempDirs();
   await expectNoContainersLeft();
 }, 60_000);
 

@@ -8,28 +8,10 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LABEL, SandboxError } from '../../src/index.js';
-import {
-  dockerOk,
-  expectNoContainersLeft,
-  fileSession,
-  inspectContainer,
-  listManaged,
-  makeTempDir,
-  RecordingEngine,
-  removeTestDirs,
-  requireEngine,
-  sleep,
-  waitFor,
-  withManager,
-} from '../support/engine.js';
+import { dockerOk, inspectContainer, listManaged, RecordingEngine, sleep, waitFor, withManager, engineSuite } from '../support/engine.js';
+import { tempDir } from '../support/temp-dirs.js';
 
-fileSession('lifecycle');
-
-beforeAll(requireEngine);
-afterAll(async () => {
-  removeTestDirs();
-  await expectNoContainersLeft();
-});
+engineSuite('lifecycle');
 
 describe('stop() is idempotent', () => {
   test.concurrent(
@@ -134,7 +116,7 @@ describe('a container that was created but did not start is removed', () => {
   test.concurrent(
     'a real start failure (a file bind-mounted over /bin): CONTAINER_START_FAILED, nothing left',
     async () => {
-      const dir = makeTempDir();
+      const dir = tempDir();
       const file = join(dir, 'not-a-dir');
       writeFileSync(file, 'x');
       const engine = new RecordingEngine();

@@ -8,23 +8,10 @@ import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SandboxManager } from '../../src/index.js';
 import { SESSION_MARKER } from '../../src/capture/log-store.js';
-import {
-  expectNoContainersLeft,
-  fileSession,
-  newTestSessionId,
-  removeTestDirs,
-  requireEngine,
-  testConfig,
-  withManager,
-} from '../support/engine.js';
+import { newTestSessionId, withManager, engineSuite } from '../support/engine.js';
+import { testConfig } from '../support/temp-dirs.js';
 
-fileSession('log-files');
-
-beforeAll(requireEngine);
-afterAll(async () => {
-  removeTestDirs();
-  await expectNoContainersLeft();
-});
+engineSuite('log-files');
 
 test('one log and one metadata file per command, in the session folder under logs.dir', async () => {
   await withManager(async (manager, config) => {

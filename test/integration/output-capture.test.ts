@@ -4,19 +4,16 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, openSync, readFileSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
-import { expectNoContainersLeft, fileSession, removeTestDirs, requireEngine, sharedSandbox } from '../support/engine.js';
-
-fileSession('output-capture');
+import { sharedSandbox, engineSuite } from '../support/engine.js';
 
 const GIB = 1024 ** 3;
 const MAX_BYTES = 16 * 1024; // the default exec.maxBytes
 const shared = sharedSandbox();
 
-beforeAll(requireEngine);
-afterAll(async () => {
-  await shared.release();
-  removeTestDirs();
-  await expectNoContainersLeft();
+engineSuite('output-capture', {
+  afterAll: async () => {
+    await shared.release();
+  },
 });
 
 function sha256File(path: string): Promise<string> {

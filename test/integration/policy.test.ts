@@ -16,27 +16,10 @@ import {
   type StartOptions,
 } from '../../src/index.js';
 import { processStart } from '../../src/sandbox/labels.js';
-import {
-  expectNoContainersLeft,
-  fileSession,
-  inspectContainer,
-  listManaged,
-  makeTempDir,
-  MINIMAL_IMAGE,
-  RecordingEngine,
-  removeTestDirs,
-  requireEngine,
-  testConfig,
-  withManager,
-} from '../support/engine.js';
+import { inspectContainer, listManaged, MINIMAL_IMAGE, RecordingEngine, withManager, engineSuite } from '../support/engine.js';
+import { tempDir, testConfig } from '../support/temp-dirs.js';
 
-fileSession('policy');
-
-beforeAll(requireEngine);
-afterAll(async () => {
-  removeTestDirs();
-  await expectNoContainersLeft();
-});
+engineSuite('policy');
 
 const MIB = 1024 ** 2;
 
@@ -99,7 +82,7 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
   });
 
   test.concurrent('a mount of the Docker socket, directly or through a symlink on the allowlist', async () => {
-    const allowed = makeTempDir();
+    const allowed = tempDir();
     symlinkSync('/var/run/docker.sock', join(allowed, 'sock'));
     for (const hostPath of ['/var/run/docker.sock', '/run/docker.sock', join(allowed, 'sock'), '/var/lib/docker']) {
       const e = await rejectedStart(
@@ -117,8 +100,8 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
   });
 
   test.concurrent('a mount outside the mount allowlist', async () => {
-    const allowed = makeTempDir();
-    const outside = makeTempDir();
+    const allowed = tempDir();
+    const outside = tempDir();
     const e = await rejectedStart(
       { mounts: [{ hostPath: outside, containerPath: '/data' }] },
       { mountAllow: [{ hostPath: allowed, writable: true }] },
@@ -129,8 +112,8 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
   });
 
   test.concurrent('a symlink inside the allowlist pointing outside it', async () => {
-    const allowed = makeTempDir();
-    const outside = makeTempDir();
+    const allowed = tempDir();
+    const outside = tempDir();
     symlinkSync(outside, join(allowed, 'escape'));
     const e = await rejectedStart(
       { mounts: [{ hostPath: join(allowed, 'escape'), containerPath: '/data' }] },
@@ -141,7 +124,7 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
   });
 
   test.concurrent('a writable mount of a path allowed read-only', async () => {
-    const allowed = makeTempDir();
+    const allowed = tempDir();
     const e = await rejectedStart(
       { mounts: [{ hostPath: allowed, containerPath: '/data', writable: true }] },
       { mountAllow: [{ hostPath: allowed, writable: false }] },
@@ -151,7 +134,7 @@ describe('invariants: rejected with POLICY_VIOLATION before any engine call', ()
   });
 
   test.concurrent("config override capAdd: ['SYS_ADMIN'] (and a mount allowlist holding an engine path)", async () => {
-    const cwd = makeTempDir();
+    const cwd = tempDir();
     let caught: unknown;
     try {
       loadConfig({ cwd, env: {}, overrides: { capAdd: ['SYS_ADMIN'] as unknown as ['NET_RAW'] } });
@@ -230,7 +213,7 @@ describe('a started container carries every hardening setting', () => {
   test.concurrent(
     'docker inspect: configured values (limits, network, read-only root, added capability, mount)',
     async () => {
-      const shared = makeTempDir();
+      const shared = tempDir();
       writeFileSync(join(shared, 'hello.txt'), 'from the host\n');
       mkdirSync(join(shared, 'sub'));
       await withManager(
@@ -277,7 +260,7 @@ describe('a started container carries every hardening setting', () => {
   test.concurrent(
     'a writable mount of a path allowed writable is writable',
     async () => {
-      const shared = makeTempDir();
+      const shared = tempDir();
       // A folder of a non-root user: with a writable mount the container runs as its owner, never root.
       if (process.getuid?.() === 0) chownSync(shared, 1000, 1000);
       await withManager(

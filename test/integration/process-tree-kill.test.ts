@@ -4,26 +4,9 @@
  * child; nothing is left running and no zombie stays behind.
  */
 import { LABEL, type Sandbox } from '../../src/index.js';
-import {
-  INIT_COMMAND,
-  expectNoContainersLeft,
-  fileSession,
-  listManaged,
-  MINIMAL_IMAGE,
-  PYTHON_IMAGE,
-  RecordingEngine,
-  removeTestDirs,
-  requireEngine,
-  withManager,
-} from '../support/engine.js';
+import { INIT_COMMAND, listManaged, MINIMAL_IMAGE, PYTHON_IMAGE, RecordingEngine, withManager, engineSuite } from '../support/engine.js';
 
-fileSession('process-tree');
-
-beforeAll(requireEngine);
-afterAll(async () => {
-  removeTestDirs();
-  await expectNoContainersLeft();
-});
+engineSuite('process-tree');
 
 const TTL = 3600;
 /** The timeout of the tree-killing tests: long enough for a tree to come up and be listed first, even under load. */

@@ -6,24 +6,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Sandbox } from '../../src/index.js';
-import {
-  INIT_COMMAND,
-  docker,
-  expectNoContainersLeft,
-  fileSession,
-  PYTHON_IMAGE,
-  removeTestDirs,
-  requireEngine,
-  withManager,
-} from '../support/engine.js';
+import { INIT_COMMAND, docker, PYTHON_IMAGE, withManager, engineSuite } from '../support/engine.js';
 
-fileSession('resource-limits');
-
-beforeAll(requireEngine);
-afterAll(async () => {
-  removeTestDirs();
-  await expectNoContainersLeft();
-});
+engineSuite('resource-limits');
 
 const MIB = 1024 ** 2;
 

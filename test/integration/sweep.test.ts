@@ -18,12 +18,11 @@ import {
   expectNoContainersLeft,
   fileSession,
   inspectContainer,
-  makeTempDir,
   MINIMAL_IMAGE,
   newTestSessionId,
-  removeTestDirs,
   requireEngine,
 } from '../support/engine.js';
+import { tempDir, removeTempDirs } from '../support/temp-dirs.js';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
 import { expectGoneSoon, killChildren, startChild } from '../support/exit-hook-child.js';
 
@@ -36,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   killChildren();
-  removeTestDirs();
+  removeTempDirs();
   await expectNoContainersLeft();
 });
 
@@ -144,6 +143,6 @@ test("genaicode-docker cleanup: --dry-run lists a dead owner's container and kee
 }, 60_000);
 
 function runCleanup(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, 'cleanup', ...args], { cwd: makeTempDir(), encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, 'cleanup', ...args], { cwd: tempDir(), encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -16,27 +16,17 @@ import {
   type TaskResult,
 } from '../../src/task/task-loop.js';
 import type { ModelRequest, TaskModel } from '../../src/task/task-model.js';
-import {
-  docker,
-  expectNoContainersLeft,
-  fileSession,
-  makeTempDir,
-  removeTestDirs,
-  requireEngine,
-  sharedSandbox,
-} from '../support/engine.js';
+import { docker, sharedSandbox, engineSuite } from '../support/engine.js';
+import { tempDir } from '../support/temp-dirs.js';
 import { LogStore } from '../../src/capture/log-store.js';
-
-fileSession('task-loop');
 
 const shared = sharedSandbox();
 const sandbox = shared.get;
 
-beforeAll(requireEngine);
-afterAll(async () => {
-  await shared.release();
-  removeTestDirs();
-  await expectNoContainersLeft();
+engineSuite('task-loop', {
+  afterAll: async () => {
+    await shared.release();
+  },
 });
 
 // ---------------------------------------------------------------------------------------
@@ -114,7 +104,7 @@ async function run(
     model,
     taskDescription: 'a scripted test task',
     environment: 'image genaicode-docker/sandbox-minimal:latest; working directory /workspace; network none; /bin/sh',
-    log: new LogStore(makeTempDir('gcd-task-'), 'task-test').create('task'),
+    log: new LogStore(tempDir('gcd-task-'), 'task-test').create('task'),
     ...rest,
     limits: { ...LIMITS, ...limits },
     onProgress: (p) => {

@@ -5,13 +5,9 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   DockerEngine,
   LABEL,
-  loadConfig,
   SandboxManager,
   type Sandbox,
   type Config,
@@ -26,6 +22,7 @@ import {
   type PullProgress,
   type StreamId,
 } from '../../src/index.js';
+import { removeTempDirs, testConfig } from './temp-dirs.js';
 
 export const MINIMAL_IMAGE = 'genaicode-docker/sandbox-minimal:latest';
 export const PYTHON_IMAGE = 'genaicode-docker/sandbox-python:latest';
@@ -103,7 +100,6 @@ export async function requireEngine(): Promise<void> {
 // this module-level state is per file.
 
 let fileSessionId: string | undefined;
-const tempDirs: string[] = [];
 
 /**
  * The session prefix of one test file. Every manager of the file gets its own session id
@@ -120,30 +116,25 @@ export function currentSession(): string {
   return fileSessionId;
 }
 
+/**
+ * The preamble of an integration file: its session prefix, an engine required before any
+ * test (a test that needs Docker fails without one, never skips), and after all tests its
+ * temporary folders removed and no container of its sessions left. `afterAll` runs first
+ * (to release a shared sandbox, say).
+ */
+export function engineSuite(name: string, hooks: { afterAll?: () => Promise<unknown> | unknown } = {}): void {
+  fileSession(name);
+  beforeAll(requireEngine);
+  afterAll(async () => {
+    await hooks.afterAll?.();
+    removeTempDirs();
+    await expectNoContainersLeft();
+  });
+}
+
 /** A new session id under this file's prefix. */
 export function newTestSessionId(): string {
   return `${currentSession()}-${randomBytes(3).toString('hex')}`;
-}
-
-/** A fresh temporary folder, removed by removeTestDirs(). */
-export function makeTempDir(prefix = 'gcd-it-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  tempDirs.push(dir);
-  return dir;
-}
-
-export function removeTestDirs(): void {
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
-/**
- * A configuration rooted in a fresh temporary folder (so command logs land there), read
- * from no environment variables and no config file: only `overrides` change the defaults.
- */
-export function testConfig(overrides: ConfigInput = {}): Config {
-  const dir = makeTempDir();
-  // Logs stay in the test's own folder, not in the user's state folder (the default).
-  return loadConfig({ cwd: dir, env: {}, overrides: { ...overrides, logs: { dir: join(dir, 'logs'), ...overrides.logs } } });
 }
 
 export interface WithManagerOptions {

@@ -7,7 +7,8 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { inspectContainer, makeTempDir, newTestSessionId, waitFor } from './engine.js';
+import { inspectContainer, newTestSessionId, waitFor } from './engine.js';
+import { tempDir } from './temp-dirs.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(HERE, '..', 'integration', 'fixtures', 'exit-hook-child.mjs');
@@ -32,7 +33,7 @@ export function killChildren(): void {
 
 /** Starts the fixture and waits for the id of its container, which the fixture saw running. */
 export async function startChild(mode: ChildMode): Promise<Child> {
-  const proc = spawn(process.execPath, [FIXTURE, mode, newTestSessionId(), makeTempDir()], {
+  const proc = spawn(process.execPath, [FIXTURE, mode, newTestSessionId(), tempDir()], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_OPTIONS: '' },
   });
