@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { SandboxError } from '../errors.js';
+import { INVARIANTS } from '../policy/policy.js';
+import type { Sandbox } from './sandbox.js';
 import { swallowed } from '../debug.js';
 
 /**
@@ -78,4 +81,28 @@ export function mountMismatches(
     }
   }
   return problems;
+}
+
+/**
+ * The mounts the container got are the folders that were checked (mount-identity.ts):
+ * a folder swapped for a link between the check and the engine's mount is caught here.
+ * Checked where the engine is local (a unix socket: same machine, same paths).
+ * @throws SandboxError POLICY_VIOLATION naming each mount that is not what was checked.
+ */
+export async function verifyMounts(
+  sandbox: Sandbox,
+  expected: Array<{ hostPath: string; containerPath: string; identity: { device: string; root: string } | undefined }>,
+): Promise<void> {
+  const known = expected.filter((m): m is typeof m & { identity: { device: string; root: string } } => m.identity !== undefined);
+  if (known.length === 0) return;
+  const problems = mountMismatches(known, await sandbox.mountTable());
+  if (problems.length) {
+    throw new SandboxError(
+      'POLICY_VIOLATION',
+      `The container's mounts are not the folders that were checked (${problems.join('; ')}): not allowed (${INVARIANTS.mountAllowlist}). Something changed a path while the container was created.`,
+      {
+        data: { rule: 'mountAllowlist' },
+      },
+    );
+  }
 }

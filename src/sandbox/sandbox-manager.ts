@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config-schema.js';
 import type { ContainerEngine, PullProgress, TmpfsMount } from '../engine/container-engine.js';
@@ -15,11 +14,11 @@ import {
   checkMounts,
   containerCapabilities,
   imageMatches,
-  INVARIANTS,
   type MountRequest,
   type NetworkMode,
 } from '../policy/policy.js';
-import { hostIdentity, mountMismatches } from './mount-identity.js';
+import { containerUser } from './container-user.js';
+import { hostIdentity, verifyMounts } from './mount-identity.js';
 import { checkOptions, StartOptionsSchema } from './option-schemas.js';
 import { Sandbox } from './sandbox.js';
 import { sweepContainers, type SweepReport } from './sweep.js';
@@ -68,88 +67,6 @@ export const BUILD_OFFLINE_SCRIPT = fileURLToPath(new URL('../../docker/build-of
 export function newSessionId(now = new Date()): string {
   const t = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `${t}-${randomBytes(3).toString('hex')}`;
-}
-
-/**
- * Who a container runs as. With a writable mount, whatever the container writes lands on
- * the host with the container user's ids, set-uid bits included: so it runs as the host
- * user (this process's uid:gid; when that is root, the owner of the mounted folders if
- * they have one non-root owner), never as root unless `allowRootWithWritableMounts`. A
- * configured user must then be numeric: a name is resolved by the image, which may map it to 0.
- * @throws SandboxError POLICY_VIOLATION when that would be root without the opt-in.
- */
-export function containerUser(
-  c: Pick<Config, 'user' | 'allowRootWithWritableMounts'>,
-  mounts: ReadonlyArray<{ hostPath: string; writable: boolean }>,
-  hostUser: { uid?: number; gid?: number } = { uid: process.getuid?.(), gid: process.getgid?.() },
-): string | undefined {
-  const writable = mounts.filter((m) => m.writable);
-  if (writable.length === 0) return c.user;
-  let user = c.user;
-  if (user !== undefined && !/^\d+(:\d+)?$/.test(user)) {
-    throw new SandboxError(
-      'POLICY_VIOLATION',
-      `user ${JSON.stringify(user)} with a writable mount: not allowed (with a writable mount the user must be a numeric uid[:gid], since the image decides what a name means).`,
-      {
-        data: { rule: 'noRootWithWritableMounts' },
-      },
-    );
-  }
-  if (user === undefined) {
-    const { uid, gid } = hostUser;
-    if (uid !== undefined && gid !== undefined) user = `${uid}:${gid}`;
-    if (uid === 0) {
-      const owners = new Set(writable.map((m) => ownerOf(m.hostPath)));
-      const [owner] = owners;
-      if (owners.size === 1 && owner && !owner.startsWith('0:')) user = owner;
-    }
-  }
-  // Compared as numbers: "00" and "000:0" are uid 0 to the engine; gid 0 is root's group.
-  const ids = user?.split(':').map(Number);
-  const root = ids === undefined || ids.some((n) => n === 0);
-  if (root && !c.allowRootWithWritableMounts) {
-    throw new SandboxError(
-      'POLICY_VIOLATION',
-      `A writable mount with the container running as root (uid or gid 0): not allowed (${INVARIANTS.noRootWithWritableMounts}). ` +
-        'Set user to a non-root uid:gid that may write the folder (e.g. "1000:1000"), mount it read-only, or set allowRootWithWritableMounts: true if root-owned files in that folder are acceptable.',
-      { data: { rule: 'noRootWithWritableMounts' } },
-    );
-  }
-  return user;
-}
-
-/**
- * The mounts the container got are the folders that were checked (mount-identity.ts):
- * a folder swapped for a link between the check and the engine's mount is caught here.
- * Checked where the engine is local (a unix socket: same machine, same paths).
- * @throws SandboxError POLICY_VIOLATION naming each mount that is not what was checked.
- */
-async function verifyMounts(
-  sandbox: Sandbox,
-  expected: Array<{ hostPath: string; containerPath: string; identity: { device: string; root: string } | undefined }>,
-): Promise<void> {
-  const known = expected.filter((m): m is typeof m & { identity: { device: string; root: string } } => m.identity !== undefined);
-  if (known.length === 0) return;
-  const problems = mountMismatches(known, await sandbox.mountTable());
-  if (problems.length) {
-    throw new SandboxError(
-      'POLICY_VIOLATION',
-      `The container's mounts are not the folders that were checked (${problems.join('; ')}): not allowed (${INVARIANTS.mountAllowlist}). Something changed a path while the container was created.`,
-      {
-        data: { rule: 'mountAllowlist' },
-      },
-    );
-  }
-}
-
-function ownerOf(path: string): string | undefined {
-  try {
-    const st = statSync(path);
-    return `${st.uid}:${st.gid}`;
-  } catch (e) {
-    swallowed(`owner of ${path}`, e);
-    return undefined;
-  }
 }
 
 /**

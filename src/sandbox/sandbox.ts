@@ -3,9 +3,10 @@ import type { ContainerEngine, ExecSession } from '../engine/container-engine.js
 import { SandboxError } from '../errors.js';
 import type { LogStore } from '../capture/log-store.js';
 import { CommandCapture } from './command-capture.js';
+import { ContainerHelpers } from './container-helpers.js';
 import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
-import { type Counters, KILL_TREE_SCRIPT, MOUNTINFO_SCRIPT, parseTrailer, READ_COUNTERS_SCRIPT, wrapCommand } from './wrapper-protocol.js';
+import { type Counters, wrapCommand } from './wrapper-protocol.js';
 import { swallowed } from '../debug.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
@@ -52,7 +53,6 @@ export class Sandbox implements AsyncDisposable {
   private stopped = false;
   private stopping: Promise<void> | undefined;
   /** cgroup counters as last read; a fresh container starts at zero. */
-  private counters: Counters = { oomKills: 0, pidsRefused: 0 };
   /**
    * Commands whose process runs now (from its exec's start to its end), each with whether
    * another one ran beside it: the limit counters are the container's, so a limit hit then
@@ -60,10 +60,14 @@ export class Sandbox implements AsyncDisposable {
    */
   private readonly running = new Set<{ overlapped: boolean }>();
 
+  private readonly helpers: ContainerHelpers;
+
   constructor(
     readonly info: Readonly<SandboxInfo>,
     private readonly deps: SandboxDeps,
-  ) {}
+  ) {
+    this.helpers = new ContainerHelpers(deps.engine, info.id);
+  }
 
   get id(): string {
     return this.info.id;
@@ -167,7 +171,7 @@ export class Sandbox implements AsyncDisposable {
       interrupted = why;
       killing = (async () => {
         const pid = await Promise.race([capture.protocol.waitForPid(), delay(2_000).then(() => undefined)]);
-        killReport = await this.killTree(pid ?? 0, o.execMark);
+        killReport = await this.helpers.killTree(pid ?? 0, o.execMark);
         const drained = await Promise.race([
           live.done.then(
             () => true,
@@ -208,7 +212,7 @@ export class Sandbox implements AsyncDisposable {
     }
     if (ending.interrupted || (ending.exitCode !== null && ending.exitCode !== 0)) {
       // Killed before its trailer (or a wrapper without counters): one helper exec reads them.
-      return this.readLimitCounters(before);
+      return this.helpers.readLimitCounters(before);
     }
     return { oomKilled: false, pidsLimitHit: false };
   }
@@ -275,57 +279,8 @@ export class Sandbox implements AsyncDisposable {
   }
 
   /** The container's mount table (/proc/self/mountinfo), read with shell builtins. */
-  async mountTable(): Promise<string> {
-    return (await this.runHelper(MOUNTINFO_SCRIPT, [])).stdout;
-  }
-
-  /**
-   * Runs a helper script and returns its stdout (small by construction). It runs as the
-   * container's user: with a non-root user the engine gives execs no capabilities, so a
-   * root helper could not signal the command's processes, while the same user can.
-   */
-  private async runHelper(script: string, args: string[]): Promise<{ exitCode: number | null; stdout: string }> {
-    const chunks: Buffer[] = [];
-    const s = await this.deps.engine.exec(this.id, { cmd: ['/bin/sh', '-c', script, 'sh', ...args] }, (stream, chunk) => {
-      if (stream === 'stdout') chunks.push(Buffer.from(chunk));
-    });
-    const { exitCode } = await s.done;
-    return { exitCode, stdout: Buffer.concat(chunks).toString('utf8') };
-  }
-
-  /**
-   * Kills the tree of the process `pid` from a second exec. The engine has no call to kill
-   * an exec'd process, so this is the only way that works in any image with /bin/sh.
-   * Retried while the container's process limit refuses the helper itself.
-   */
-  private async killTree(pid: number, execMark: string): Promise<string> {
-    let last = 'not run';
-    for (let attempt = 0; attempt < 20; attempt++) {
-      try {
-        const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark]);
-        last = r.stdout.trim() || `exit ${r.exitCode}`;
-        if (r.exitCode === 0 && last.startsWith('gone')) return last;
-      } catch (e) {
-        last = e instanceof Error ? e.message : String(e);
-        if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') return 'container gone';
-      }
-      await delay(100 + attempt * 50);
-    }
-    return last;
-  }
-
-  /** Reads the counters now and compares them with `before` (else with the last values read). */
-  private async readLimitCounters(before?: Counters): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
-    try {
-      const now = parseTrailer((await this.runHelper(READ_COUNTERS_SCRIPT, [])).stdout);
-      if (!now) return { oomKilled: false, pidsLimitHit: false };
-      const base = before ?? this.counters;
-      this.counters = { oomKills: now.oomKills, pidsRefused: now.pidsRefused };
-      return { oomKilled: now.oomKills > base.oomKills, pidsLimitHit: now.pidsRefused > base.pidsRefused };
-    } catch (e) {
-      swallowed('reading the limit counters', e);
-      return { oomKilled: false, pidsLimitHit: false };
-    }
+  mountTable(): Promise<string> {
+    return this.helpers.mountTable();
   }
 
   private goneError(cause?: unknown, logPath?: string): SandboxError {

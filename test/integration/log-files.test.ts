@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SandboxManager } from '../../src/index.js';
-import { SESSION_MARKER } from '../../src/capture/log-store.js';
+import { SESSION_MARKER } from '../../src/capture/session-folders.js';
 import { newTestSessionId, withManager, engineSuite } from '../support/engine.js';
 import { testConfig } from '../support/temp-dirs.js';
 

@@ -7,7 +7,7 @@ import { displayText } from '../../src/display-text.js';
 import { imageReferenceProblem, parseImageReference } from '../../src/policy/image-ref.js';
 import { checkConfigInvariants, checkImageAllowed, checkMounts, imageMatches } from '../../src/policy/policy.js';
 import { hostIdentity, mountMismatches } from '../../src/sandbox/mount-identity.js';
-import { containerUser } from '../../src/sandbox/sandbox-manager.js';
+import { containerUser } from '../../src/sandbox/container-user.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);

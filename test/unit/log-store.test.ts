@@ -14,7 +14,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { LogStore, pruneLogs, SESSION_MARKER } from '../../src/capture/log-store.js';
+import { LogStore } from '../../src/capture/log-store.js';
+import { pruneLogs, SESSION_MARKER } from '../../src/capture/session-folders.js';
 import { removeTempDirs, syncSandboxError, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);

@@ -1,0 +1,77 @@
+import type { ContainerEngine } from '../engine/container-engine.js';
+import { swallowed } from '../debug.js';
+import { SandboxError } from '../errors.js';
+import { type Counters, KILL_TREE_SCRIPT, MOUNTINFO_SCRIPT, parseTrailer, READ_COUNTERS_SCRIPT } from './wrapper-protocol.js';
+
+/**
+ * The helper execs a sandbox runs beside its commands (scripts/container/*.sh): killing a
+ * command's tree, reading the limit counters, reading the mount table. Each is a second
+ * exec in the same container, as the container's user.
+ */
+export class ContainerHelpers {
+  /** cgroup counters as last read; a fresh container starts at zero. */
+  private counters: Counters = { oomKills: 0, pidsRefused: 0 };
+
+  constructor(
+    private readonly engine: ContainerEngine,
+    private readonly containerId: string,
+  ) {}
+
+  /** The container's mount table (/proc/self/mountinfo), read with shell builtins. */
+  async mountTable(): Promise<string> {
+    return (await this.runHelper(MOUNTINFO_SCRIPT, [])).stdout;
+  }
+
+  /**
+   * Runs a helper script and returns its stdout (small by construction). It runs as the
+   * container's user: with a non-root user the engine gives execs no capabilities, so a
+   * root helper could not signal the command's processes, while the same user can.
+   */
+  private async runHelper(script: string, args: string[]): Promise<{ exitCode: number | null; stdout: string }> {
+    const chunks: Buffer[] = [];
+    const s = await this.engine.exec(this.containerId, { cmd: ['/bin/sh', '-c', script, 'sh', ...args] }, (stream, chunk) => {
+      if (stream === 'stdout') chunks.push(Buffer.from(chunk));
+    });
+    const { exitCode } = await s.done;
+    return { exitCode, stdout: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  /**
+   * Kills the tree of the process `pid` from a second exec. The engine has no call to kill
+   * an exec'd process, so this is the only way that works in any image with /bin/sh.
+   * Retried while the container's process limit refuses the helper itself.
+   */
+  async killTree(pid: number, execMark: string): Promise<string> {
+    let last = 'not run';
+    for (let attempt = 0; attempt < 20; attempt++) {
+      try {
+        const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark]);
+        last = r.stdout.trim() || `exit ${r.exitCode}`;
+        if (r.exitCode === 0 && last.startsWith('gone')) return last;
+      } catch (e) {
+        last = e instanceof Error ? e.message : String(e);
+        if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') return 'container gone';
+      }
+      await delay(100 + attempt * 50);
+    }
+    return last;
+  }
+
+  /** Reads the counters now and compares them with `before` (else with the last values read). */
+  async readLimitCounters(before?: Counters): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
+    try {
+      const now = parseTrailer((await this.runHelper(READ_COUNTERS_SCRIPT, [])).stdout);
+      if (!now) return { oomKilled: false, pidsLimitHit: false };
+      const base = before ?? this.counters;
+      this.counters = { oomKills: now.oomKills, pidsRefused: now.pidsRefused };
+      return { oomKilled: now.oomKills > base.oomKills, pidsLimitHit: now.pidsRefused > base.pidsRefused };
+    } catch (e) {
+      swallowed('reading the limit counters', e);
+      return { oomKilled: false, pidsLimitHit: false };
+    }
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
