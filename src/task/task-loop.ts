@@ -215,6 +215,11 @@ export async function runTask(o: RunTaskOptions): Promise<TaskResult> {
         break;
       }
 
+      // The step model's own call may have used up the budget: no command starts after it.
+      if (performance.now() - started >= o.limits.budgetMs) {
+        endReason = 'budget';
+        break;
+      }
       o.onProgress?.({ step, command: s.command, ...(s.reasoning ? { reasoning: s.reasoning } : {}) });
       write(`## step ${step}${s.reasoning ? `\nreasoning: ${s.reasoning}` : ''}\n$ ${s.command}\n`);
       const left = o.limits.budgetMs - (performance.now() - started);

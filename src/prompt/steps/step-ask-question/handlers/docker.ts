@@ -35,7 +35,7 @@ export const RUN_COMMAND = defineActionSpec({
     containerId: containerIdArg.describe('id or name returned by startContainer'),
     cmd: z
       .string()
-      .min(1, 'cmd is required')
+      .min(1, { error: 'cmd is required', abort: true })
       .refine((c) => c.trim() !== '', 'cmd is empty')
       .refine(
         (c) => Buffer.byteLength(c) <= MAX_COMMAND_BYTES,

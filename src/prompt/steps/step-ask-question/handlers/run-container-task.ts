@@ -1,7 +1,8 @@
 import { z } from 'zod/v4';
 import type { ActionHandler } from '../../../host/genaicode-types.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
-import { runTask } from '../../../../task/task-loop.js';
+import { swallowed } from '../../../../debug.js';
+import { runTask, type TaskResult } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
 import { containerPathArg, imageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';
 import { confirmAndStart } from './confirm-and-start.js';
@@ -12,7 +13,7 @@ export const RUN_CONTAINER_TASK = defineActionSpec({
   name: 'runContainerTask',
   description:
     'Run a multi-step command-line task in a fresh sandboxed container: an inner loop runs commands until it is done, then cleans up.',
-  returns: '{ success, summary, logPath, commandsRun }',
+  returns: '{ success, summary, logPath, commandsRun, cleanup? }',
   args: z.object({
     image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
     taskDescription: z
@@ -40,10 +41,11 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
     });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
     const sandbox = started.sandbox;
+    let result: TaskResult;
     try {
       const signal = host.abortSignal();
       host.systemMessage(`runContainerTask: running in ${sandbox.name} (${image})`);
-      const result = await runTask({
+      result = await runTask({
         sandbox,
         taskDescription,
         model: genaicodeTaskModel(props, host),
@@ -60,14 +62,31 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
           if (p.result) host.systemMessage(`runContainerTask step ${p.step}: \`${p.command}\` -> exit ${p.result.exitCode}`);
         },
       });
-      const answer = { success: result.success, summary: result.summary, logPath: result.logPath, commandsRun: result.commandsRun };
-      return reply(
-        answer,
-        `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}`,
-      );
-    } finally {
-      await sandbox.stop();
+    } catch (e) {
+      await sandbox.stop().catch((stopError: unknown) => swallowed(`removing ${sandbox.name} after a failed task`, stopError));
+      throw e;
     }
+    // A removal that fails must not hide the task's result: the answer says so instead (the
+    // exit hook and the container's expiry still remove it).
+    const notRemoved = await sandbox.stop().then(
+      () => undefined,
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    const answer = {
+      success: result.success,
+      summary: result.summary,
+      logPath: result.logPath,
+      commandsRun: result.commandsRun,
+      ...(notRemoved
+        ? {
+            cleanup: `container ${sandbox.name} could not be removed (${notRemoved}); it is removed when GenAIcode exits, or at ${sandbox.info.expiresAt.toISOString()}`,
+          }
+        : {}),
+    };
+    return reply(
+      answer,
+      `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}${notRemoved ? `; container ${sandbox.name} not removed: ${notRemoved}` : ''}`,
+    );
   });
   return { handler, description: actionListLine(RUN_CONTAINER_TASK) };
 }
