@@ -22,6 +22,31 @@ function shown(ch: string): string {
   return cp <= 0xff ? `\\x${cp.toString(16).padStart(2, '0')}` : `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
 }
 
+/**
+ * Characters a reader cannot see that change what text says: zero-width characters, bidi
+ * embeddings, overrides and isolates, the byte-order mark, and the tag characters
+ * U+E0000-U+E007F (which can spell a hidden instruction to a model).
+ */
+const INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+
+/**
+ * Text a model reads, with every invisible character shown by name (`<U+202E>`); line
+ * breaks and the rest are kept, as a model needs them.
+ */
+export function showInvisible(text: string): string {
+  return String(text).replace(INVISIBLE, shown);
+}
+
+/** showInvisible over every string in a JSON-like value (an answer to a model). */
+export function showInvisibleIn<T>(value: T): T {
+  if (typeof value === 'string') return showInvisible(value) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => showInvisibleIn(v)) as T;
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, showInvisibleIn(v)])) as T;
+  }
+  return value;
+}
+
 /** Default cut for one line of text shown to a person. */
 const DISPLAY_MAX_CHARS = 500;
 

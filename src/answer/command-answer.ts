@@ -229,6 +229,25 @@ function shownAlready(line: string, output: string, outputLines: ReadonlySet<str
 const MIN_SPECIFIC_CHARS = 16;
 
 /** A summary without a model: the first lines, the last lines, and counts. */
+/**
+ * Whether a model's summary contradicts the command's real exit code: it names another exit
+ * code, or it calls a failed command a success.
+ */
+export function contradictsExit(summary: string, exitCode: number): boolean {
+  for (const m of summary.matchAll(/\bexit(?:ed|s)?\b[^.\n\d]{0,20}?(-?\d+)\b/gi)) {
+    if (Number(m[1]) !== exitCode) return true;
+  }
+  if (
+    exitCode !== 0 &&
+    /\b(?:the command succeeded|it succeeded|(?:completed|ran|finished) successfully|all (?:the )?tests? passed|every test passed|no (?:errors|failures)|(?:completed|finished) without errors)\b/i.test(
+      summary,
+    )
+  ) {
+    return true;
+  }
+  return false;
+}
+
 export function extractiveSummary(r: Pick<ExecResult, 'stdout' | 'stderr' | 'bytes' | 'lines'>): string {
   const text = combinedOutput(r);
   const lines = text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('[... '));
@@ -303,7 +322,11 @@ export async function buildCommandAnswer(
           options.signal,
         )
       ).trim();
-      if (summary) return answer(summary.length > 1500 ? `${summary.slice(0, 1500)}…` : summary, 'model', key);
+      // A summary that contradicts the exit code was talked into it (by the output, most
+      // likely): the extractive summary cannot be.
+      if (summary && !contradictsExit(summary, r.exitCode))
+        return answer(summary.length > 1500 ? `${summary.slice(0, 1500)}…` : summary, 'model', key);
+      if (summary) swallowed('summarizer', new Error(`its summary contradicts exit code ${r.exitCode}: ${summary.slice(0, 200)}`));
     } catch (e) {
       // fall through to the extractive summary: the result is never held back
       swallowed('summarizer', e);

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { showInvisible } from '../display-text.js';
 import { isSandboxError } from '../errors.js';
 import type { LogSink } from '../capture/log-store.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
@@ -185,7 +186,9 @@ export async function runTask(o: RunTaskOptions): Promise<TaskResult> {
       stepPromptChars.push(prompt.length + STEP_SYSTEM_PROMPT.length);
       let parsed: ReturnType<typeof parseStep>;
       try {
-        parsed = parseStep(await o.model.call('step', { system: STEP_SYSTEM_PROMPT, prompt, functions: STEP_FUNCTIONS }, o.signal));
+        parsed = parseStep(
+          await o.model.call('step', { system: STEP_SYSTEM_PROMPT, prompt: showInvisible(prompt), functions: STEP_FUNCTIONS }, o.signal),
+        );
       } catch (e) {
         if (o.signal?.aborted) {
           [endReason, detail] = ['aborted', 'interrupted by the user'];
@@ -285,7 +288,7 @@ async function summarize(
         'summary',
         {
           system: 'You write the outcome of a task run in a Docker container for a coding assistant.',
-          prompt: summaryPrompt(o.taskDescription, fullLogForSummary(history), reason),
+          prompt: showInvisible(summaryPrompt(o.taskDescription, fullLogForSummary(history), reason)),
           functions: [TASK_SUMMARY_DEF],
         },
         o.signal,

@@ -1,7 +1,7 @@
 import type { ActionHandlerProps, ActionResult, FunctionCall } from '../../../host/genaicode-types.js';
 import { actionCall } from './structured-args.js';
 import { debug } from '../../../../debug.js';
-import { displayText } from '../../../../display-text.js';
+import { displayText, showInvisibleIn } from '../../../../display-text.js';
 import { isSandboxError, type SandboxErrorCode } from '../../../../errors.js';
 
 /** The structured error a model receives, `{ error, code }`: nothing throws out of a handler. */
@@ -31,7 +31,7 @@ export function actionResult(message: string, call: FunctionCall, answer: object
           type: 'user',
           text: displayText(userText, 2000),
           functionResponses: [
-            { name: call.name, call_id: call.id, content: JSON.stringify(answer), ...(isError ? { isError: true } : {}) },
+            { name: call.name, call_id: call.id, content: JSON.stringify(showInvisibleIn(answer)), ...(isError ? { isError: true } : {}) },
           ],
         },
       },
