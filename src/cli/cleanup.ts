@@ -1,19 +1,24 @@
 import type { Config } from '../config/config-schema.js';
 import { DockerEngine } from '../engine/docker-engine.js';
+import { displayText as t } from '../display-text.js';
 import { sweepContainers } from '../sandbox/sweep.js';
 
-/** The start-up sweep by hand; `all` removes every managed container after listing them. */
+/**
+ * The start-up sweep by hand; `all` removes every managed container after listing them.
+ * Names, labels and errors come from the engine (any user of it can set them): each is put
+ * on its line with control characters named (`t`), so none can forge a line.
+ */
 export async function cleanup(config: Config, options: { all: boolean; dryRun: boolean }, out: (line: string) => void): Promise<number> {
   const engine = new DockerEngine(config.engine);
   if (options.all && !options.dryRun) {
     const preview = await sweepContainers(engine, { all: true, dryRun: true });
-    for (const c of preview.removed) out(`will remove ${c.name} (${c.id.slice(0, 12)}, owner ${c.owner})`);
+    for (const c of preview.removed) out(`will remove ${t(c.name)} (${t(c.id.slice(0, 12))}, owner ${t(c.owner)})`);
   }
   const report = await sweepContainers(engine, options);
   const verb = options.dryRun ? 'would remove' : 'removed';
-  for (const c of report.removed) out(`${verb} ${c.name} (${c.id.slice(0, 12)}): ${c.why}, owner ${c.owner}`);
-  for (const c of report.kept) out(`kept ${c.name} (${c.id.slice(0, 12)}): ${c.why}, owner ${c.owner}`);
-  for (const f of report.failed) out(`FAILED to remove ${f.id.slice(0, 12)}: ${f.error}`);
+  for (const c of report.removed) out(`${verb} ${t(c.name)} (${t(c.id.slice(0, 12))}): ${t(c.why)}, owner ${t(c.owner)}`);
+  for (const c of report.kept) out(`kept ${t(c.name)} (${t(c.id.slice(0, 12))}): ${t(c.why)}, owner ${t(c.owner)}`);
+  for (const f of report.failed) out(`FAILED to remove ${t(f.id.slice(0, 12))}: ${t(f.error)}`);
   out(`${report.removed.length} ${verb}, ${report.kept.length} kept, ${report.failed.length} failed`);
   return report.failed.length > 0 ? 1 : 0;
 }

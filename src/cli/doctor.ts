@@ -2,6 +2,7 @@ import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config-schema.js';
 import { DockerEngine } from '../engine/docker-engine.js';
+import { displayText as t } from '../display-text.js';
 import { isSandboxError } from '../errors.js';
 import { imageMatches } from '../policy/policy.js';
 import { BUILD_OFFLINE_SCRIPT, SandboxManager } from '../sandbox/sandbox-manager.js';
@@ -18,16 +19,16 @@ function trustLines(config: Config): string[] {
   const uid = process.getuid?.();
   const writableUser =
     config.user !== undefined
-      ? `as user ${config.user}`
+      ? `as user ${t(config.user)}`
       : uid === 0
         ? "as the mounted folder's non-root owner"
         : `as this user (${uid}:${process.getgid?.()})`;
   return [
-    `images       allowed: ${config.images.allow.join(', ') || '(none)'}`,
-    `pulls        ${config.images.pull ? 'missing allowed images are pulled from their registry' : 'off: nothing is pulled'}; never pulled (built here): ${config.images.localOnly.join(', ') || '(none)'}`,
-    `mounts       allowed: ${config.mountAllow.map((m) => `${m.hostPath}${m.writable ? ' (rw)' : ' (ro)'}`).join(', ') || '(none)'}; with a writable mount containers run ${writableUser}${config.allowRootWithWritableMounts ? ', or as root (allowRootWithWritableMounts)' : ', never as root'}`,
+    `images       allowed: ${t(config.images.allow.join(', ')) || '(none)'}${config.images.projectAllow ? `; narrowed by the project to ${t(config.images.projectAllow.join(', ')) || '(none)'}` : ''}`,
+    `pulls        ${config.images.pull ? 'missing allowed images are pulled from their registry' : 'off: nothing is pulled'}; never pulled (built here): ${t(config.images.localOnly.join(', ')) || '(none)'}`,
+    `mounts       allowed: ${config.mountAllow.map((m) => `${t(m.hostPath)}${m.writable ? ' (rw)' : ' (ro)'}`).join(', ') || '(none)'}; with a writable mount containers run ${writableUser}${config.allowRootWithWritableMounts ? ', or as root (allowRootWithWritableMounts)' : ', never as root'}`,
     `confirm      ${config.plugin.confirmStart ? 'the user is asked before each container starts' : 'containers start without asking the user (plugin.confirmStart: false)'}`,
-    `logs         ${config.logs.dir}${within(config.logs.dir, config.projectRoot) ? ' (inside the project: GenAIcode may send its .json files to the model as source)' : ''}`,
+    `logs         ${t(config.logs.dir)}${within(config.logs.dir, config.projectRoot) ? ' (inside the project: GenAIcode may send its .json files to the model as source)' : ''}`,
   ];
 }
 
@@ -43,10 +44,10 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
   try {
     const info = await engine.info();
     out(
-      `engine       ok: ${info.kind} ${info.version} (API ${info.apiVersion}, ${info.os}, cgroups v${info.cgroupVersion}) at ${info.endpoint}`,
+      `engine       ok: ${info.kind} ${t(info.version)} (API ${t(info.apiVersion)}, ${t(info.os)}, cgroups v${info.cgroupVersion}) at ${t(info.endpoint)}`,
     );
   } catch (e) {
-    out(`engine       UNUSABLE: ${e instanceof Error ? e.message : String(e)}`);
+    out(`engine       UNUSABLE: ${t(e instanceof Error ? e.message : String(e), 2000)}`);
     return 1;
   }
   const images = [...new Set([config.images.default, ...GOLDEN_IMAGES])];
@@ -54,7 +55,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
     const present = await engine.hasImage(image);
     if (!present && image === config.images.default && !config.images.pull) problems++;
     out(
-      `image        ${present ? 'present' : 'missing'}: ${image}${present ? '' : imageMatches(image, config.images.localOnly) ? ` (never pulled; build: bash ${BUILD_OFFLINE_SCRIPT}, or docker build -t ${image} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : config.images.pull ? ' (pulled on first use)' : ' (pulls are off: load it)'}`,
+      `image        ${present ? 'present' : 'missing'}: ${t(image)}${present ? '' : imageMatches(image, config.images.localOnly) ? ` (never pulled; build: bash ${BUILD_OFFLINE_SCRIPT}, or docker build -t ${t(image)} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : config.images.pull ? ' (pulled on first use)' : ' (pulls are off: load it)'}`,
     );
   }
   out(
@@ -63,7 +64,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
   out(`lifetime     containers expire after ${config.ttlSeconds} s; commands time out after ${config.exec.timeoutMs} ms`);
   out(`output       ${formatBytes(config.exec.maxBytes)} / ${config.exec.maxLines} lines per stream kept for answers`);
   for (const line of trustLines(config)) out(line);
-  out(`config       from ${config.sources.join(' < ')}`);
+  out(`config       from ${t(config.sources.join(' < '), 2000)}`);
   if (options.sandboxCheck) {
     const manager = new SandboxManager({ config, engine });
     const t0 = performance.now();
@@ -78,7 +79,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
       );
     } catch (e) {
       problems++;
-      out(`sandbox      FAILED: ${isSandboxError(e) ? `${e.code}: ${e.message}` : String(e)}`);
+      out(`sandbox      FAILED: ${t(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e), 2000)}`);
     } finally {
       await manager.stopAll();
     }

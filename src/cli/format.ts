@@ -1,3 +1,4 @@
+import { displayText } from '../display-text.js';
 import { isSandboxError } from '../errors.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
 
@@ -39,6 +40,7 @@ const SANDBOX_FAILED_EXIT_CODE = 125;
 /** A failure of `run` or `task`: the structured error on stdout with --json, else a sentence on stderr. */
 export function reportFailure(e: unknown, json: boolean, out: (line: string) => void, err: (line: string) => void): number {
   if (json && isSandboxError(e)) out(JSON.stringify(e.toJSON()));
-  else err(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e));
+  // The message may quote the engine or a model: one line, control characters named.
+  else err(displayText(isSandboxError(e) ? `${e.code}: ${e.message}` : String(e), 4000));
   return SANDBOX_FAILED_EXIT_CODE;
 }

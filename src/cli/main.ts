@@ -10,7 +10,7 @@ import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { run } from './run.js';
 import { task } from './task.js';
-import { displayLines } from '../display-text.js';
+import { displayLines, displayText } from '../display-text.js';
 
 // What the CLI prints quotes the config, the engine and models: control and invisible
 // characters are shown by name (displayLines). Only `run` passes its command's own output
@@ -104,6 +104,7 @@ program
   });
 
 program.parseAsync().catch((e: unknown) => {
-  err(isSandboxError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? (e.stack ?? e.message) : String(e));
+  // A SandboxError's message may quote the engine: one line. Anything else is our bug: its stack.
+  err(isSandboxError(e) ? displayText(`${e.code}: ${e.message}`, 4000) : e instanceof Error ? (e.stack ?? e.message) : String(e));
   process.exitCode = isSandboxError(e) && e.code === 'ENGINE_UNAVAILABLE' ? 3 : 1;
 });

@@ -233,7 +233,9 @@ export const ConfigSchema = z
 export type ConfigInput = z.input<typeof ConfigSchema>;
 
 /** Fully resolved configuration: every default applied, paths absolute, sizes in bytes. */
-export type Config = Omit<z.output<typeof ConfigSchema>, 'logs'> & {
+export type Config = Omit<z.output<typeof ConfigSchema>, 'logs' | 'images'> & {
+  /** `projectAllow`: the project file's image allowlist, which narrows `allow` (an image must match both). */
+  images: z.output<typeof ConfigSchema>['images'] & { projectAllow?: string[] };
   /** `dir` absolute, the default applied. */
   logs: z.output<typeof ConfigSchema>['logs'] & { dir: string };
   /** Project root: the folder of `.genaicoderc` if one is found upward, else the working directory. */

@@ -6,8 +6,9 @@ import { SandboxError } from '../errors.js';
 import { checkConfigInvariants } from '../policy/policy.js';
 import { CONFIG_FILE_NAME, ConfigSchema, ENV_PREFIX, type Config, type ConfigInput } from './config-schema.js';
 import { envVarFor, fromEnv } from './environment.js';
-import { checkLogsDir, defaultLogsDir, realPathOf } from './logs-dir.js';
-import { checkProjectFile } from './project-trust.js';
+import { checkLogsDir, defaultLogsDir } from './logs-dir.js';
+import { realPathOf } from '../paths.js';
+import { checkProjectFile, splitProjectAllowlist } from './project-trust.js';
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -106,6 +107,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   // The project's file: the repository's word, so it may tune the sandbox but not widen trust.
   const projectFile = [join(projectRoot, CONFIG_FILE_NAME), join(cwd, CONFIG_FILE_NAME)].find((p) => existsSync(p) && p !== userFile);
   let projectLayer: { name: string; value: unknown } | undefined;
+  let projectAllow: string[] | undefined;
   if (projectFile) layers.push((projectLayer = { name: projectFile, value: readConfigFile(projectFile) }));
   const envLayer = fromEnv(env);
   if (Object.keys(envLayer).length > 0) layers.push({ name: 'environment', value: envLayer });
@@ -124,6 +126,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     if (layer === projectLayer) {
       const before = ConfigSchema.parse(mergeConfig(...layers.slice(0, layers.indexOf(layer)).map((l) => l.value)));
       checkProjectFile(layer.name, layer.value, before.images);
+      // Its image allowlist narrows the trusted one instead of replacing it.
+      const split = splitProjectAllowlist(layer.value);
+      layer.value = split.layer;
+      projectAllow = split.projectAllow;
     }
     sources.push(layer.name);
   }
@@ -140,5 +146,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   );
   const mountAllow = merged.mountAllow.map((m) => ({ ...m, hostPath: resolve(projectRoot, m.hostPath) }));
   // Resolved once: the mount checks and the log store see the same real folder.
-  return { ...merged, logs: { ...merged.logs, dir: realPathOf(logsDir) }, mountAllow, projectRoot, sources };
+  return {
+    ...merged,
+    images: { ...merged.images, ...(projectAllow ? { projectAllow } : {}) },
+    logs: { ...merged.logs, dir: realPathOf(logsDir) },
+    mountAllow,
+    projectRoot,
+    sources,
+  };
 }

@@ -1,33 +1,12 @@
-import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { SandboxError } from '../errors.js';
+import { isWithin, realPathOf } from '../paths.js';
 
 /** Where logs go unless configured: the user's state folder (XDG), outside every project. */
 export function defaultLogsDir(env: NodeJS.ProcessEnv = process.env): string {
   const state = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
   return join(state, 'genaicode-docker', 'logs');
-}
-
-/** The real path of `p`, through its deepest existing ancestor (the rest may not exist yet). */
-export function realPathOf(p: string): string {
-  const missing: string[] = [];
-  let dir = resolve(p);
-  for (;;) {
-    try {
-      return join(realpathSync(dir), ...missing.reverse());
-    } catch {
-      const parent = dirname(dir);
-      if (parent === dir) return resolve(p);
-      missing.push(basename(dir));
-      dir = parent;
-    }
-  }
-}
-
-function isWithin(child: string, parent: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /**

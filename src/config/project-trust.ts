@@ -1,4 +1,3 @@
-import picomatch from 'picomatch';
 import { SandboxError } from '../errors.js';
 
 /**
@@ -7,7 +6,8 @@ import { SandboxError } from '../errors.js';
  * the sandbox (limits, network, read-only root, timeouts, output sizes, a tighter allowlist)
  * but not decide whom to trust. These settings come only from the user's own config file
  * (`$XDG_CONFIG_HOME/genaicode-docker/config.json` or `$GENAICODE_DOCKER_CONFIG`), the
- * environment or options in code; a project file may only narrow them.
+ * environment or options in code; a project file may only narrow them (its image allowlist
+ * is kept apart and applied on top of the trusted one).
  */
 
 /** Settings a project file may not set at all, with where they belong instead. */
@@ -41,7 +41,7 @@ function refuse(file: string, field: string, detail: string): SandboxError {
  * @param trusted the images settings in force before it (defaults and the user's own file)
  * @throws SandboxError INVALID_CONFIG naming the field and where it belongs
  */
-export function checkProjectFile(file: string, layer: unknown, trusted: { allow: readonly string[]; localOnly: readonly string[] }): void {
+export function checkProjectFile(file: string, layer: unknown, trusted: { localOnly: readonly string[] }): void {
   for (const { path, why } of USER_ONLY) {
     if (get(layer, path) !== undefined) throw refuse(file, path.join('.'), `decides ${why}`);
   }
@@ -53,16 +53,16 @@ export function checkProjectFile(file: string, layer: unknown, trusted: { allow:
     if (dropped.length)
       throw refuse(file, 'images.localOnly', `drops ${dropped.join(', ')} (those images would then be pulled from a registry)`);
   }
-  const allow = get(layer, ['images', 'allow']);
-  if (Array.isArray(allow)) {
-    // Narrower only: each of its patterns, read as a name, must fall under a pattern already allowed.
-    const allowed = picomatch([...trusted.allow], { dot: true });
-    const wider = allow.filter((p): p is string => typeof p === 'string' && !allowed(p) && !allowed(`${p}:latest`));
-    if (wider.length)
-      throw refuse(
-        file,
-        'images.allow',
-        `adds ${wider.join(', ')}, which the allowlist in force (${trusted.allow.join(', ')}) does not cover`,
-      );
-  }
+}
+
+/**
+ * A project's `images.allow` narrows and never widens: it is kept apart from the trusted
+ * list, and an image must match both (policy.ts checkImageAllowed). Returns the layer
+ * without it, and the project's list.
+ */
+export function splitProjectAllowlist(layer: unknown): { layer: unknown; projectAllow?: string[] } {
+  const images = get(layer, ['images']);
+  if (typeof images !== 'object' || images === null || !('allow' in images)) return { layer };
+  const { allow, ...rest } = images as Record<string, unknown>;
+  return { layer: { ...(layer as Record<string, unknown>), images: rest }, projectAllow: allow as string[] };
 }

@@ -1,7 +1,7 @@
-import { realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { SandboxError } from '../errors.js';
+import { isWithin, realPathOf } from '../paths.js';
 import { parseImageReference } from './image-ref.js';
 
 /**
@@ -86,7 +86,7 @@ export function checkConfigInvariants(raw: unknown, source: string, baseDir: str
     for (const m of obj.mountAllow) {
       const p = (m as { hostPath?: unknown } | null)?.hostPath;
       // Resolved first: a link to / (or to an engine path) is what it points at.
-      if (typeof p === 'string' && touchesEnginePath(realpathOrResolve(resolve(baseDir, p))))
+      if (typeof p === 'string' && touchesEnginePath(realPathOf(resolve(baseDir, p))))
         throw violation('noEngineMount', `${source}: mountAllow ${p}`);
     }
   }
@@ -118,15 +118,11 @@ const USER_ENGINE_PATH = /^\/(?:var\/)?run\/user\/\d+\/(?:docker\.sock|docker|po
 /** ...and so is any folder that holds one (/run/user, /run/user/1000, and their parents). */
 const USER_RUNTIME_DIR = /^\/(?:var\/)?run\/user(?:\/\d+)?\/?$/;
 
-function within(child: string, parent: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
 /** True if `path` is an engine path, lies inside one, or contains one. */
 export function touchesEnginePath(path: string, extra: string[] = []): boolean {
-  if (USER_ENGINE_PATH.test(path) || USER_RUNTIME_DIR.test(path) || within('/run/user', path) || within('/var/run/user', path)) return true;
-  return [...ENGINE_PATHS, ...extra].some((e) => within(path, e) || within(e, path));
+  if (USER_ENGINE_PATH.test(path) || USER_RUNTIME_DIR.test(path) || isWithin('/run/user', path) || isWithin('/var/run/user', path))
+    return true;
+  return [...ENGINE_PATHS, ...extra].some((e) => isWithin(path, e) || isWithin(e, path));
 }
 
 /** Docker's container name rule, kept to 63 characters (a host name label). */
@@ -181,8 +177,15 @@ function shortImageRef(ref: string): string {
  * @throws SandboxError INVALID_ARGUMENT for a malformed reference; IMAGE_NOT_ALLOWED; both
  *         before any engine call.
  */
-export function checkImageAllowed(image: string, allow: readonly string[]): void {
+export function checkImageAllowed(image: string, allow: readonly string[], projectAllow?: readonly string[]): void {
   parseImageReference(image);
+  if (projectAllow && imageMatches(image, allow) && !imageMatches(image, projectAllow)) {
+    throw new SandboxError(
+      'IMAGE_NOT_ALLOWED',
+      `Image ${image} is not on this project's image allowlist (${projectAllow.join(', ') || 'empty'}), which narrows the allowlist in force.`,
+      { data: { image, allowed: [...projectAllow] } },
+    );
+  }
   if (imageMatches(image, allow)) return;
   throw new SandboxError(
     'IMAGE_NOT_ALLOWED',
@@ -216,14 +219,6 @@ interface MountRule {
   writable: boolean;
 }
 
-function realpathOrResolve(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return resolve(p);
-  }
-}
-
 interface MountCheckOptions {
   /** The engine's socket: never mountable, wherever it is. */
   engineSocket?: string;
@@ -242,11 +237,11 @@ export function checkMounts(
   rules: readonly MountRule[],
   options: MountCheckOptions = {},
 ): Array<Required<MountRequest>> {
-  const extra = options.engineSocket ? [realpathOrResolve(options.engineSocket)] : [];
+  const extra = options.engineSocket ? [realPathOf(options.engineSocket)] : [];
   const realRules = rules
-    .map((r) => ({ hostPath: realpathOrResolve(r.hostPath), writable: r.writable }))
+    .map((r) => ({ hostPath: realPathOf(r.hostPath), writable: r.writable }))
     .filter((r) => !touchesEnginePath(r.hostPath, extra));
-  const logsDir = options.logsDir ? realpathOrResolve(options.logsDir) : undefined;
+  const logsDir = options.logsDir ? realPathOf(options.logsDir) : undefined;
   return requests.map((m) => {
     if (!isAbsolute(m.containerPath)) {
       throw new SandboxError(
@@ -254,12 +249,12 @@ export function checkMounts(
         `Mount target ${JSON.stringify(m.containerPath)} must be an absolute path in the container.`,
       );
     }
-    const host = realpathOrResolve(m.hostPath);
+    const host = realPathOf(m.hostPath);
     if (touchesEnginePath(host, extra)) throw violation('noEngineMount', `mount of ${m.hostPath}`);
-    const rule = realRules.find((r) => within(host, r.hostPath));
+    const rule = realRules.find((r) => isWithin(host, r.hostPath));
     if (!rule) throw violation('mountAllowlist', `mount of ${m.hostPath} (not on the mount allowlist)`);
     if (m.writable && !rule.writable) throw violation('mountAllowlist', `writable mount of ${m.hostPath} (allowed read-only only)`);
-    if (m.writable && logsDir && (within(logsDir, host) || within(host, logsDir))) {
+    if (m.writable && logsDir && (isWithin(logsDir, host) || isWithin(host, logsDir))) {
       throw violation(
         'logsOutsideMounts',
         `writable mount of ${m.hostPath} (the log folder ${logsDir} is inside it; set logs.dir elsewhere or mount read-only)`,

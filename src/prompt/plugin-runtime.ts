@@ -64,7 +64,8 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
       return host;
     },
     checkImage(image) {
-      checkImageAllowed(image, runtime.config().images.allow);
+      const { images } = runtime.config();
+      checkImageAllowed(image, images.allow, images.projectAllow);
     },
   };
   return runtime;

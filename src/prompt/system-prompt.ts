@@ -24,7 +24,7 @@ export function dockerSystemPrompt(config: Config | undefined, actions: { task: 
   }
   if (config) {
     lines.push(
-      `Sandbox: default image ${config.images.default}; allowed images ${config.images.allow.join(', ')}; ` +
+      `Sandbox: default image ${config.images.default}; allowed images ${(config.images.projectAllow ?? config.images.allow).join(', ')}; ` +
         `network ${config.network}; memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB; commands time out after ${Math.round(config.exec.timeoutMs / 1000)} s (exit 124).`,
     );
   }

@@ -20,10 +20,12 @@ export function containerUser(
   const writable = mounts.filter((m) => m.writable);
   if (writable.length === 0) return c.user;
   let user = c.user;
-  if (user !== undefined && !/^\d+(:\d+)?$/.test(user)) {
+  // Both ids, as numbers: a name is resolved by the image, and a bare uid gets the group of
+  // the image's passwd entry for it, or gid 0 when there is none.
+  if (user !== undefined && !/^\d+:\d+$/.test(user)) {
     throw new SandboxError(
       'POLICY_VIOLATION',
-      `user ${JSON.stringify(user)} with a writable mount: not allowed (with a writable mount the user must be a numeric uid[:gid], since the image decides what a name means).`,
+      `user ${JSON.stringify(user)} with a writable mount: not allowed (with a writable mount the user must be a numeric uid:gid, since the image decides what a name or a lone uid means).`,
       {
         data: { rule: 'noRootWithWritableMounts' },
       },

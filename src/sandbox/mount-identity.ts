@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { join, relative } from 'node:path';
 import { SandboxError } from '../errors.js';
+import { isWithin } from '../paths.js';
 import { INVARIANTS } from '../policy/policy.js';
 import type { Sandbox } from './sandbox.js';
 import { swallowed } from '../debug.js';
@@ -35,10 +36,6 @@ function parseMountinfo(text: string): MountEntry[] {
   return entries;
 }
 
-function isUnder(path: string, dir: string): boolean {
-  return dir === '/' || path === dir || path.startsWith(dir + sep);
-}
-
 /**
  * The device and filesystem root of a host path, from this process's mount table: the
  * last-mounted entry whose mount point holds it. Undefined when the table cannot be read.
@@ -53,7 +50,7 @@ export function hostIdentity(realPath: string, mountinfo?: string): { device: st
       return undefined;
     }
   }
-  const holding = parseMountinfo(text).filter((e) => isUnder(realPath, e.mountPoint));
+  const holding = parseMountinfo(text).filter((e) => isWithin(realPath, e.mountPoint));
   let best: MountEntry | undefined;
   for (const e of holding) if (!best || e.mountPoint.length >= best.mountPoint.length) best = e;
   if (!best) return undefined;

@@ -117,7 +117,7 @@ export class SandboxManager {
   async start(options: StartOptions = {}): Promise<Sandbox> {
     const c = this.config;
     const image = options.image ?? c.images.default;
-    checkImageAllowed(image, c.images.allow);
+    checkImageAllowed(image, c.images.allow, c.images.projectAllow);
     checkConfigInvariants(options, 'start options');
     if (options.name !== undefined) checkContainerName(options.name);
     checkOptions(StartOptionsSchema, options, 'start options');

@@ -146,6 +146,7 @@ describe('a writable mount never plants root-owned files on the host', () => {
     ['user "0:0"', { user: '0:0' }] as const,
     ['user "0"', { user: '0' }] as const,
     ['user "root"', { user: 'root' }] as const,
+    ['user "1000" (an image without a passwd entry for it gives gid 0)', { user: '1000' }] as const,
   ])('%s: POLICY_VIOLATION, no container', async (_what, extra) => {
     const out = tempDir('gcd-rw-root-');
     const { error, calls } = await startError(

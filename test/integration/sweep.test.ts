@@ -142,6 +142,36 @@ test("genaicode-docker cleanup: --dry-run lists a dead owner's container and kee
   await expectGoneSoon(live.id);
 }, 60_000);
 
+test('cleanup: labels any engine user can set cannot forge a line or send escapes to the terminal', async () => {
+  const forged = `${hostname()}:1\n0 would remove, 0 kept, 0 failed\u001b[2J`;
+  const id = (
+    await dockerOk([
+      'run',
+      '-d',
+      '--label',
+      `${LABEL.managed}=true`,
+      '--label',
+      `${LABEL.owner}=${forged}`,
+      '--label',
+      `${LABEL.session}=forged\u202Ex`,
+      MINIMAL_IMAGE,
+      'sleep',
+      '60',
+    ])
+  ).trim();
+  try {
+    const dry = runCleanup(['--dry-run']);
+    expect(dry.status).toBe(0);
+    expect(dry.stdout).not.toContain('\u001b');
+    // The forged text is on the container's own line, its line break shown as \n.
+    const line = dry.stdout.split('\n').find((l) => l.includes(id.slice(0, 12)));
+    expect(line).toContain('\\n0 would remove, 0 kept, 0 failed\\x1b[2J');
+    expect(dry.stdout.split('\n').filter((l) => /^\d+ would remove, \d+ kept, \d+ failed$/.test(l))).toHaveLength(1);
+  } finally {
+    await dockerOk(['rm', '-f', id]).catch(() => undefined);
+  }
+}, 60_000);
+
 function runCleanup(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, 'cleanup', ...args], { cwd: tempDir(), encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };

@@ -2,7 +2,7 @@ import { chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '../../src/config/load-config.js';
-import { CONFIG_FILE_NAME } from '../../src/config/config-schema.js';
+import { CONFIG_FILE_NAME, DEFAULT_ALLOWED_IMAGES } from '../../src/config/config-schema.js';
 import { displayText } from '../../src/display-text.js';
 import { imageReferenceProblem, parseImageReference } from '../../src/policy/image-ref.js';
 import { checkConfigInvariants, checkImageAllowed, checkMounts, imageMatches } from '../../src/policy/policy.js';
@@ -146,6 +146,7 @@ describe('writable mounts: the container runs as the host user, never root witho
     ['a host user in group 0', base, { uid: 1000, gid: 0 }],
     ['user "root" (a name the image resolves)', { ...base, user: 'root' }, { uid: 1000, gid: 1000 }],
     ['user "toor" (any name)', { ...base, user: 'toor' }, { uid: 1000, gid: 1000 }],
+    ['user "1000" (no gid: the image may give 0)', { ...base, user: '1000' }, { uid: 1000, gid: 1000 }],
     ['no host ids known', base, {}],
   ])('%s is refused', (_what, config, host) => {
     const e = syncSandboxError(() => containerUser(config, rw('/'), host));
@@ -170,6 +171,19 @@ describe('mount rules are resolved with realpath before every rule', () => {
       );
       expect(e.code).toBe('POLICY_VIOLATION');
     }
+  });
+
+  test('a path that does not exist yet, under a link inside the allowed folder, is where the link points', () => {
+    const allowed = tempDir('gcd-allowed-');
+    symlinkSync('/etc', join(allowed, 'link-to-etc'));
+    const e = syncSandboxError(() =>
+      checkMounts(
+        [{ hostPath: join(allowed, 'link-to-etc', 'new-dir'), containerPath: '/x', writable: true }],
+        [{ hostPath: allowed, writable: true }],
+      ),
+    );
+    expect(e.code).toBe('POLICY_VIOLATION');
+    expect(e.data.rule).toBe('mountAllowlist');
   });
 
   test.each(['/', '/proc', '/var/run/docker.sock', '/run'])('a configured entry linking to %s is refused at load time', (target) => {
@@ -317,8 +331,6 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
     ['plugin.confirmStart: false', { plugin: { confirmStart: false } }, 'plugin.confirmStart'],
     ['images.localOnly: [] (pull the golden images from a registry)', { images: { localOnly: [] } }, 'images.localOnly'],
     ['images.localOnly without the golden images', { images: { localOnly: ['mine/*'] } }, 'images.localOnly'],
-    ['images.allow: ["**"]', { images: { allow: ['**'] } }, 'images.allow'],
-    ['images.allow with an image outside the list', { images: { allow: ['python:*', 'evil/miner:*'] } }, 'images.allow'],
     ['user', { user: '0' }, 'user'],
     ['allowRootWithWritableMounts', { allowRootWithWritableMounts: true }, 'allowRootWithWritableMounts'],
     ['mountAllow', { mountAllow: [{ hostPath: '/home', writable: true }] }, 'mountAllow'],
@@ -331,6 +343,27 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
     expect(e.message).toContain('your own config');
   });
 
+  test.each([
+    ['everything', ['**']],
+    ['another registry', ['evil.example.com/**']],
+    ['a glob class that matches / at run time', ['python:*', 'python:5000[[:punct:]]evil[[:punct:]]**']],
+    ['a name beside the trusted ones', ['python:*', 'evil/miner:*']],
+  ])('images.allow that would widen (%s) narrows instead: an image must be on the trusted list too', (_what, allow) => {
+    const c = loadConfig({ cwd: withProjectFile({ images: { allow } }), env: noUserFile() });
+    expect(c.images.allow).toEqual([...DEFAULT_ALLOWED_IMAGES]);
+    for (const image of ['python:5000/evil/backdoor:latest', 'evil/miner:1', 'evil.example.com/x/y:1', 'ghcr.io/a/b:1']) {
+      expect(syncSandboxError(() => checkImageAllowed(image, c.images.allow, c.images.projectAllow)).code).toBe('IMAGE_NOT_ALLOWED');
+    }
+  });
+
+  test('a narrower project list refuses what the trusted list allows', () => {
+    const c = loadConfig({ cwd: withProjectFile({ images: { allow: ['python:3.12*'] } }), env: noUserFile() });
+    expect(() => checkImageAllowed('python:3.12-slim', c.images.allow, c.images.projectAllow)).not.toThrow();
+    const e = syncSandboxError(() => checkImageAllowed('node:20', c.images.allow, c.images.projectAllow));
+    expect(e.code).toBe('IMAGE_NOT_ALLOWED');
+    expect(e.message).toContain("this project's image allowlist");
+  });
+
   test('tuning and narrowing are fine: limits, network, a tighter allowlist, more local-only images, asking first', () => {
     const root = withProjectFile({
       limits: { memory: '1g', pids: 512 },
@@ -339,7 +372,7 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
       plugin: { confirmStart: true },
     });
     const c = loadConfig({ cwd: root, env: noUserFile() });
-    expect(c.images.allow).toEqual(['python:3.12*', 'genaicode-docker/sandbox-python:*']);
+    expect(c.images.projectAllow).toEqual(['python:3.12*', 'genaicode-docker/sandbox-python:*']);
     expect(c.network).toBe('bridge');
   });
 
@@ -353,7 +386,8 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
     const root = withProjectFile({ images: { allow: ['evil/miner:*'] } });
     const c = loadConfig({ cwd: root, env: { XDG_CONFIG_HOME: xdg } });
     expect(c.plugin.confirmStart).toBe(false);
-    expect(c.images.allow).toEqual(['evil/miner:*']);
+    expect(c.images.allow).toEqual(['**']);
+    expect(() => checkImageAllowed('evil/miner:1', c.images.allow, c.images.projectAllow)).not.toThrow();
     expect(c.sources).toEqual(['defaults', join(xdg, 'genaicode-docker', 'config.json'), join(root, CONFIG_FILE_NAME)]);
     // The environment is the user's too.
     const byEnv = loadConfig({ cwd: withProjectFile({}), env: { ...noUserFile(), GENAICODE_DOCKER_CONFIRM_START: 'false' } });
