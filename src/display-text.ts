@@ -55,6 +55,7 @@ export function displayLines(text: string): string {
   return String(text).replace(UNSAFE, (ch) => (ch === '\n' || ch === '\t' ? ch : shown(ch)));
 }
 
+/** One line of outside text, safe to show a person (the rules are at the top of this file). */
 export function displayText(text: string, maxChars: number = DISPLAY_MAX_CHARS): string {
   const s = String(text);
   let cut = s;

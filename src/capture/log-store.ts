@@ -19,7 +19,8 @@ const CREATE_ATTEMPTS = 20;
 
 /** @throws SandboxError INVALID_ARGUMENT for an id that is not a plain folder name. */
 function checkSessionId(sessionId: string): void {
-  if (!SESSION_ID.test(sessionId) || sessionId === '.' || sessionId === '..' || /^\.+$/.test(sessionId)) {
+  // A letter or digit first: never `.` or `..`, never a path.
+  if (!SESSION_ID.test(sessionId)) {
     throw new SandboxError(
       'INVALID_ARGUMENT',
       `Session id ${JSON.stringify(sessionId)} is not valid: use 1-64 letters, digits, _ . - starting with a letter or digit.`,

@@ -18,7 +18,7 @@ export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** The file in every session folder we create; a folder without it is not ours and is never pruned. */
 export const SESSION_MARKER = '.genaicode-docker-session';
 /** The files we write in a session folder: `0001-label.log`, `0001-label.json`. */
-export const LOG_FILE = /^\d{4,}-[A-Za-z0-9._-]*\.(?:log|json)$/;
+const LOG_FILE = /^\d{4,}-[A-Za-z0-9._-]*\.(?:log|json)$/;
 export const myUid = typeof process.getuid === 'function' ? process.getuid() : undefined;
 
 /** A session folder is ours when it has our marker and nothing but regular files of ours. */
@@ -73,7 +73,8 @@ export function pruneLogs(rootDir: string, keepSession: string, retention: LogRe
     let st: Stats;
     try {
       st = lstatSync(path);
-    } catch {
+    } catch (e) {
+      swallowed(`looking at ${path} for pruning`, e);
       continue;
     }
     if (!st.isDirectory() || (myUid !== undefined && st.uid !== myUid)) continue;
@@ -102,7 +103,8 @@ function removeSessionFolder(path: string): boolean {
     for (const name of readdirSync(path)) unlinkSync(join(path, name));
     rmdirSync(path);
     return true;
-  } catch {
-    return false; // something appeared meanwhile: left as it is
+  } catch (e) {
+    swallowed(`pruning ${path}: something appeared meanwhile, left as it is`, e);
+    return false;
   }
 }

@@ -1,3 +1,4 @@
+import { swallowed } from '../debug.js';
 import type { PullProgress } from './container-engine.js';
 
 /** Longest line of pull progress we read; the engine's are a few hundred bytes. */
@@ -25,7 +26,8 @@ export async function readPullProgress(
     };
     try {
       event = JSON.parse(text) as typeof event;
-    } catch {
+    } catch (e) {
+      swallowed(`pull progress line that is not JSON: ${text.slice(0, 200)}`, e);
       return;
     }
     if (typeof event !== 'object' || event === null || Array.isArray(event)) return;

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { swallowed } from '../debug.js';
 import type { EngineConnection } from './connection.js';
 
 /** scripts/engine/remove-containers.cjs, wherever the package is installed. */
@@ -24,7 +25,8 @@ export function removeContainersSync(conn: EngineConnection, ids: string[], time
   });
   try {
     return JSON.parse(r.stdout) as string[];
-  } catch {
+  } catch (e) {
+    swallowed(`the exit-time remover answered ${JSON.stringify(r.stdout.slice(0, 200))}`, e);
     return ids;
   }
 }

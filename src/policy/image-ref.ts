@@ -47,6 +47,11 @@ function isDomain(s: string): boolean {
   return host.split('.').every((c) => DOMAIN_COMPONENT.test(c));
 }
 
+/** Whether the first component of a name is a registry (as Docker decides): it has a `.` or a `:`, or is `localhost`. */
+export function namesRegistry(first: string): boolean {
+  return first.includes('.') || first.includes(':') || first === 'localhost';
+}
+
 /** Splits and checks a reference: the parts, or why it is not one. */
 function analyse(ref: string): { ok: ImageReference } | { problem: string } {
   if (typeof ref !== 'string' || ref.length === 0) return { problem: 'it is empty' };
@@ -70,7 +75,7 @@ function analyse(ref: string): { ok: ImageReference } | { problem: string } {
   if (rest.length > MAX_NAME_LENGTH) return { problem: `its name is longer than ${MAX_NAME_LENGTH} characters` };
   const parts = rest.split('/');
   const first = parts[0]!;
-  const hasDomain = parts.length > 1 && (first.includes('.') || first.includes(':') || first === 'localhost');
+  const hasDomain = parts.length > 1 && namesRegistry(first);
   if (hasDomain && !isDomain(first)) return { problem: `its registry ${JSON.stringify(first)} is not a host name with an optional port` };
   const path = hasDomain ? parts.slice(1) : parts;
   for (const c of path) {

@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { SandboxError } from '../errors.js';
 import { isWithin, realPathOf } from '../paths.js';
-import { parseImageReference } from './image-ref.js';
+import { namesRegistry, parseImageReference } from './image-ref.js';
 
 /**
  * Security rules. The invariants here are not configurable; values that break them are
@@ -161,7 +161,7 @@ function shortImageRef(ref: string): string {
   const slash = ref.indexOf('/');
   const first = slash === -1 ? '' : ref.slice(0, slash);
   let rest = ref;
-  if (first && (first.includes('.') || first.includes(':') || first.toLowerCase() === 'localhost')) {
+  if (first && namesRegistry(first)) {
     const host = first.toLowerCase().replace(/:443$/, '');
     rest = ['docker.io', 'index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com'].includes(host)
       ? ref.slice(slash + 1)

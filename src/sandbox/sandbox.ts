@@ -52,7 +52,6 @@ interface CommandEnding {
 export class Sandbox implements AsyncDisposable {
   private stopped = false;
   private stopping: Promise<void> | undefined;
-  /** cgroup counters as last read; a fresh container starts at zero. */
   /**
    * Commands whose process runs now (from its exec's start to its end), each with whether
    * another one ran beside it: the limit counters are the container's, so a limit hit then

@@ -8,7 +8,7 @@ import { containerNameProblem } from '../../../../policy/policy.js';
  * before the user is asked anything and before the engine is called.
  */
 
-/** An image reference in Docker's grammar (sandbox/image-ref.ts). */
+/** An image reference in Docker's grammar (policy/image-ref.ts). */
 export const imageArg = z
   .string()
   .trim()

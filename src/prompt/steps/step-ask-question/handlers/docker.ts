@@ -1,4 +1,4 @@
-import { relative } from 'node:path';
+import { homedir } from 'node:os';
 import { z } from 'zod/v4';
 import { BOUNDS } from '../../../../config/config-schema.js';
 import type { ActionHandler } from '../../../host/genaicode-types.js';
@@ -13,7 +13,7 @@ import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
 
 /** The longest timeout the model may ask for one command (a deliberate cap below the configurable bound). */
-export const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
+const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
 
 export const START_CONTAINER = defineActionSpec({
   name: 'startContainer',
@@ -56,9 +56,15 @@ export const STOP_CONTAINER = defineActionSpec({
 });
 
 /** The one line the user sees (and the model reads beside the answer) for one command. */
-export function commandUserText(container: string, cmd: string, r: ExecResult, projectRoot: string): string {
+/** A path as a person reads it: under the home folder as ~/... */
+function shortPath(path: string): string {
+  const home = homedir();
+  return path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+}
+
+export function commandUserText(container: string, cmd: string, r: ExecResult): string {
   const flags = [r.timedOut && 'timed out', r.canceled && 'canceled', r.oomKilled && 'out of memory'].filter(Boolean).join(', ');
-  return `${container}$ ${cmd.length > 80 ? `${cmd.slice(0, 80)}…` : cmd} -> exit ${r.exitCode}${flags ? ` (${flags})` : ''}; log: ${relative(projectRoot, r.logPath)}`;
+  return `${container}$ ${cmd.length > 80 ? `${cmd.slice(0, 80)}…` : cmd} -> exit ${r.exitCode}${flags ? ` (${flags})` : ''}; log: ${shortPath(r.logPath)}`;
 }
 
 function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxError {
@@ -109,7 +115,7 @@ export function createDockerActionHandlers(
       summarizer: liteModelSummarizer(props.generateContentFn, host.liteModel, props.options),
       ...(signal ? { signal } : {}),
     });
-    return reply(answer, commandUserText(sandbox.name, cmd, result, runtime.config().projectRoot));
+    return reply(answer, commandUserText(sandbox.name, cmd, result));
   });
 
   const stopContainer = defineAction(runtime, STOP_CONTAINER, async ({ args, reply }) => {
