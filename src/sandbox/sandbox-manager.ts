@@ -79,6 +79,8 @@ export class SandboxManager {
   readonly sessionId: string;
   readonly logs: LogStore;
   private readonly live = new Map<string, Sandbox>();
+  /** Each live sandbox's expiry, enforced from here too (see armExpiry). */
+  private readonly expiries = new Map<string, NodeJS.Timeout>();
   private seq = 0;
   private swept: Promise<SweepReport | undefined> | undefined;
   private unregister: (() => void) | undefined;
@@ -198,7 +200,7 @@ export class SandboxManager {
     // Tracked before start, so the exit hook covers the window between create and start.
     const sandbox = new Sandbox(
       { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit },
-      { engine: this.engine, logs: this.logs, exec: c.exec, onStopped: (s) => this.live.delete(s.id) },
+      { engine: this.engine, logs: this.logs, exec: c.exec, onStopped: (s) => this.forget(s.id) },
     );
     this.live.set(id, sandbox);
     this.unregister ??= registerExitCleanup({
@@ -213,11 +215,32 @@ export class SandboxManager {
       await this.engine.startContainer(id);
       abortCheck();
       await verifyMounts(sandbox, identities);
+      this.armExpiry(sandbox);
     } catch (e) {
       await sandbox.stop().catch((stopError: unknown) => swallowed('removing a container that did not start', stopError));
       throw e;
     }
     return sandbox;
+  }
+
+  /**
+   * The expiry, enforced by this process as well as inside the container: a command can
+   * stop the container's keep-alive (SIGSTOP) so that it never ends by itself. While this
+   * process lives, it removes the container at its expiry; if it dies, its exit hook or
+   * the next sweep (expired containers of dead owners) does. The timer keeps nothing alive.
+   */
+  private armExpiry(sandbox: Sandbox): void {
+    const timer = setTimeout(() => {
+      void sandbox.stop().catch((e: unknown) => swallowed(`removing ${sandbox.name} at its expiry`, e));
+    }, Math.max(0, sandbox.info.expiresAt.getTime() - Date.now()));
+    timer.unref();
+    this.expiries.set(sandbox.id, timer);
+  }
+
+  private forget(id: string): void {
+    this.live.delete(id);
+    clearTimeout(this.expiries.get(id));
+    this.expiries.delete(id);
   }
 
   /** Stops every live sandbox of this manager. */

@@ -80,7 +80,8 @@ test('doctor reports the trust settings in force, from the project’s config fi
   // Text from config files reaches the terminal with its control characters named.
   writeFileSync(join(project, '.genaicode-docker.json'), JSON.stringify({ images: { allow: ['\u001b[2K\u001b[1Gpython:*'] } }));
   const forged = runCli(['doctor', '--no-sandbox-check'], project);
-  expect(forged.stderr).toContain('\\x1b[2K\\x1b[1Gpython:*');
+  // A project's allowlist narrows the trusted one; doctor shows it, escaped, on its own line.
+  expect(forged.stdout).toMatch(/^images +allowed: .*; narrowed by the project to \\x1b\[2K\\x1b\[1Gpython:\*$/m);
   writeFileSync(own, JSON.stringify({ images: { localOnly: ['genaicode-docker/*', '\u001b[8mhidden'] } }));
   writeFileSync(join(project, '.genaicode-docker.json'), '{}');
   const shown = runCli(['doctor', '--no-sandbox-check'], project, { GENAICODE_DOCKER_CONFIG: own });

@@ -1,0 +1,80 @@
+/**
+ * Containment against a hostile command, on a real engine: what a command inside the
+ * container does to the guarantees about it (its expiry, the limit flags of its result).
+ */
+import { engineSuite, inspectContainer, listManaged, waitFor, withManager } from '../support/engine.js';
+import { LABEL } from '../../src/index.js';
+
+engineSuite('containment');
+
+/** Stops (SIGSTOP) every `sleep` in the container but the command's own: the keep-alive. */
+const FREEZE_KEEPALIVE =
+  // (cmdline has no final newline, so read reports end of file: its value is still set.)
+  'for d in /proc/[0-9]*; do c=""; read -r c < "$d/cmdline" 2>/dev/null; case "$c" in sleep*) kill -s STOP "${d#/proc/}" && echo "stopped ${d#/proc/}";; esac; done';
+
+describe('the expiry holds whatever a command does', () => {
+  test.concurrent.each([
+    ['SIGSTOP', FREEZE_KEEPALIVE],
+    ['SIGSTOP, then the command keeps running', `${FREEZE_KEEPALIVE}; sleep 1`],
+  ])(
+    'the keep-alive frozen (%s): the container is still removed at its expiry',
+    async (_what, cmd) => {
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start({ ttlSeconds: 10 });
+          const r = await sb.exec(cmd);
+          expect(r.stdout).toMatch(/stopped \d+/);
+          const started = Date.now();
+          await waitFor(
+            'the container to be gone',
+            async () => ((await inspectContainer(sb.id)) === undefined ? true : undefined),
+            20_000,
+            250,
+          );
+          expect(Date.now() - started).toBeLessThan(15_000);
+          expect(await listManaged({ [LABEL.session]: manager.sessionId })).toEqual([]);
+        },
+        { overrides: { ttlSeconds: 10 } },
+      );
+    },
+    40_000,
+  );
+});
+
+describe('the limit flags cannot be forged or hidden from inside', () => {
+  // cgroup v1: /sys/fs/cgroup is a writable tmpfs where v2-named files can be planted.
+  const PLANT = (oom: number, pids: number) =>
+    `printf 'oom_kill ${oom}\\n' > /sys/fs/cgroup/memory.events 2>/dev/null; printf 'max ${pids}\\n' > /sys/fs/cgroup/pids.events 2>/dev/null; true`;
+
+  test.concurrent(
+    'planted counters do not fake an OOM kill or a process-limit hit on a command that did neither',
+    async () => {
+      await withManager(async (manager) => {
+        const sb = await manager.start();
+        const r = await sb.exec(`${PLANT(99, 99)}; exit 3`);
+        expect(r).toMatchObject({ exitCode: 3, oomKilled: false, pidsLimitHit: false });
+        // And on the next command, after they are in place.
+        const next = await sb.exec('exit 5');
+        expect(next).toMatchObject({ exitCode: 5, oomKilled: false, pidsLimitHit: false });
+      });
+    },
+    60_000,
+  );
+
+  test.concurrent(
+    'planted zero counters do not hide a real OOM kill',
+    async () => {
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start({ image: 'genaicode-docker/sandbox-python:latest' });
+          await sb.exec(PLANT(0, 0));
+          const r = await sb.exec(`${PLANT(0, 0)}; python3 -c "b = bytearray(200 * 1024 * 1024); print(len(b))"`);
+          expect(r.exitCode).not.toBe(0);
+          expect(r.oomKilled).toBe(true);
+        },
+        { overrides: { limits: { memory: '64m' } } },
+      );
+    },
+    90_000,
+  );
+});
