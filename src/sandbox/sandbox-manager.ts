@@ -21,7 +21,7 @@ import { containerUser } from './container-user.js';
 import { hostIdentity, verifyMounts } from './mount-identity.js';
 import { checkOptions, StartOptionsSchema } from './option-schemas.js';
 import { Sandbox } from './sandbox.js';
-import { sweepContainers, type SweepReport } from './sweep.js';
+import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
 
 export interface StartOptions {
@@ -226,13 +226,18 @@ export class SandboxManager {
   /**
    * The expiry, enforced by this process as well as inside the container: a command can
    * stop the container's keep-alive (SIGSTOP) so that it never ends by itself. While this
-   * process lives, it removes the container at its expiry; if it dies, its exit hook or
-   * the next sweep (expired containers of dead owners) does. The timer keeps nothing alive.
+   * process lives, it removes the container once its expiry is EXPIRY_GRACE_MS past (the
+   * time the sweep also leaves it to end by itself: its keep-alive ends a moment after the
+   * label's time); if it dies, its exit hook or the next sweep does. The timer keeps
+   * nothing alive.
    */
   private armExpiry(sandbox: Sandbox): void {
-    const timer = setTimeout(() => {
-      void sandbox.stop().catch((e: unknown) => swallowed(`removing ${sandbox.name} at its expiry`, e));
-    }, Math.max(0, sandbox.info.expiresAt.getTime() - Date.now()));
+    const timer = setTimeout(
+      () => {
+        void sandbox.stop().catch((e: unknown) => swallowed(`removing ${sandbox.name} at its expiry`, e));
+      },
+      Math.max(0, sandbox.info.expiresAt.getTime() + EXPIRY_GRACE_MS - Date.now()),
+    );
     timer.unref();
     this.expiries.set(sandbox.id, timer);
   }

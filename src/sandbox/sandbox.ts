@@ -51,6 +51,8 @@ interface CommandEnding {
 /** One started container: run commands in it, then stop it. `stop()` is idempotent. */
 export class Sandbox implements AsyncDisposable {
   private stopped = false;
+  /** Why the container is gone though we did not stop it (killed or removed from outside, an engine restart). */
+  private lostBecause: string | undefined;
   private stopping: Promise<void> | undefined;
   /**
    * Commands whose process runs now (from its exec's start to its end), each with whether
@@ -91,7 +93,7 @@ export class Sandbox implements AsyncDisposable {
     const timeoutMs = validateExecOptions(options, this.deps.exec);
     const commandText = typeof command === 'string' ? command : command.join(' ');
     if (commandText.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'The command is empty.');
-    if (this.stopped) throw this.goneError();
+    if (this.stopped || this.lostBecause) throw this.goneError();
     if (options.signal?.aborted)
       throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
 
@@ -112,11 +114,15 @@ export class Sandbox implements AsyncDisposable {
     }
     const trailer = capture.finish();
 
-    if (ending.exitCode === null && !ending.interrupted) {
-      if (this.stopped || !(await this.deps.engine.inspectContainer(this.id))?.running) throw this.goneError(undefined, capture.logPath);
+    // Ended by a signal we did not send, or with no exit code: was the container itself stopped?
+    if (!ending.interrupted && (ending.exitCode === null || ending.exitCode >= 128)) {
+      if (this.stopped) throw this.goneError(undefined, capture.logPath);
+      await this.checkLost(ending.exitCode);
     }
-    const limits = await this.limitsHit(capture.protocol.startCounters, trailer, ending);
+    const lost = this.lostBecause;
+    const limits = lost ? { oomKilled: false, pidsLimitHit: false } : await this.limitsHit(capture.protocol.startCounters, trailer, ending);
     const result = this.result(commandText, capture, ending, limits, {
+      ...(lost ? { lost } : {}),
       timeoutMs,
       overlapped: slot.overlapped,
       durationMs: performance.now() - started,
@@ -221,7 +227,7 @@ export class Sandbox implements AsyncDisposable {
     capture: CommandCapture,
     ending: CommandEnding,
     limits: { oomKilled: boolean; pidsLimitHit: boolean },
-    o: { timeoutMs: number; overlapped: boolean; durationMs: number },
+    o: { lost?: string; timeoutMs: number; overlapped: boolean; durationMs: number },
   ): ExecResult {
     const timedOut = ending.interrupted === 'timeout';
     const canceled = ending.interrupted === 'cancel';
@@ -233,12 +239,13 @@ export class Sandbox implements AsyncDisposable {
       timeoutMs: o.timeoutMs,
       ...(ending.killReport ? { killReport: ending.killReport } : {}),
       ...(capture.log.error ? { logError: capture.log.error } : {}),
+      ...(o.lost ? { lost: o.lost } : {}),
     });
     const stdout = capture.stdout.render(capture.logPath);
     const stderr = capture.stderr.render(capture.logPath);
     return {
       command,
-      exitCode: timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (ending.exitCode ?? 1),
+      exitCode: timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (ending.exitCode ?? (o.lost ? CANCELED_EXIT_CODE : 1)),
       stdout: stdout.text,
       stderr: stderr.text,
       truncated: stdout.truncated || stderr.truncated,
@@ -262,8 +269,10 @@ export class Sandbox implements AsyncDisposable {
     timeoutMs: number;
     killReport?: string;
     logError?: string;
+    lost?: string;
   }): string | undefined {
     const parts: string[] = [];
+    if (f.lost) parts.push(f.lost);
     if (f.timedOut) parts.push(`timed out after ${f.timeoutMs} ms; its process tree was killed`);
     if (f.canceled) parts.push('canceled; its process tree was killed');
     if (f.oomKilled) parts.push(`killed by the memory limit (${Math.round(this.info.memoryBytes / 1024 ** 2)} MiB)`);
@@ -277,6 +286,25 @@ export class Sandbox implements AsyncDisposable {
     return parts.length ? parts.join('; ') : undefined;
   }
 
+  /**
+   * After a command ended by a signal we did not send: if the container is not running any
+   * more, it was stopped, killed or removed from outside (or the engine restarted). The
+   * command's answer says so, and every later call is CONTAINER_NOT_FOUND.
+   */
+  private async checkLost(exitCode: number | null): Promise<void> {
+    let state = await this.deps.engine.inspectContainer(this.id);
+    // docker kill, stop and rm -f end the command before the engine marks the container as
+    // stopped: after SIGKILL or SIGTERM (137, 143), look again for a moment (300 ms at most).
+    for (let i = 0; state?.running && (exitCode === 137 || exitCode === 143) && i < 6; i++) {
+      await delay(50);
+      state = await this.deps.engine.inspectContainer(this.id);
+    }
+    if (state?.running) return;
+    this.lostBecause = state
+      ? `the container stopped while the command ran (${state.status}${state.exitCode !== null ? `, exit ${state.exitCode}` : ''}${state.oomKilled ? ', killed by the memory limit' : ''}): not by the timeout or a cancel, but from outside (docker stop or kill) or by an engine restart; the partial output is in the log`
+      : 'the container was removed while the command ran (from outside, or by an engine restart); the partial output is in the log';
+  }
+
   /** The container's mount table (/proc/self/mountinfo), read with shell builtins. */
   mountTable(): Promise<string> {
     return this.helpers.mountTable();
@@ -285,7 +313,9 @@ export class Sandbox implements AsyncDisposable {
   private goneError(cause?: unknown, logPath?: string): SandboxError {
     return new SandboxError(
       'CONTAINER_NOT_FOUND',
-      `Container ${this.info.name} is no longer running (stopped, removed, or past its expiry at ${this.info.expiresAt.toISOString()}). Start a new one.`,
+      this.lostBecause
+        ? `Container ${this.info.name} is no longer running: ${this.lostBecause.replace(/; the partial output is in the log$/, '')}. Start a new one.`
+        : `Container ${this.info.name} is no longer running (stopped, removed, or past its expiry at ${this.info.expiresAt.toISOString()}). Start a new one.`,
       { cause, data: { containerId: this.id, ...(logPath ? { logPath } : {}) } },
     );
   }

@@ -2,8 +2,10 @@
  * Containment against a hostile command, on a real engine: what a command inside the
  * container does to the guarantees about it (its expiry, the limit flags of its result).
  */
-import { engineSuite, inspectContainer, listManaged, waitFor, withManager } from '../support/engine.js';
+import { readFileSync } from 'node:fs';
+import { docker, dockerOk, engineSuite, inspectContainer, listManaged, waitFor, withManager } from '../support/engine.js';
 import { LABEL } from '../../src/index.js';
+import { EXPIRY_GRACE_MS } from '../../src/sandbox/sweep.js';
 
 engineSuite('containment');
 
@@ -24,20 +26,20 @@ describe('the expiry holds whatever a command does', () => {
           const sb = await manager.start({ ttlSeconds: 10 });
           const r = await sb.exec(cmd);
           expect(r.stdout).toMatch(/stopped \d+/);
-          const started = Date.now();
+          // Removed at its expiry (10 s) plus the grace it is left to end by itself (EXPIRY_GRACE_MS, 30 s).
           await waitFor(
             'the container to be gone',
             async () => ((await inspectContainer(sb.id)) === undefined ? true : undefined),
-            20_000,
+            55_000,
             250,
           );
-          expect(Date.now() - started).toBeLessThan(15_000);
+          expect(Date.now()).toBeLessThan(sb.info.expiresAt.getTime() + EXPIRY_GRACE_MS + 10_000);
           expect(await listManaged({ [LABEL.session]: manager.sessionId })).toEqual([]);
         },
         { overrides: { ttlSeconds: 10 } },
       );
     },
-    40_000,
+    90_000,
   );
 });
 
@@ -76,5 +78,34 @@ describe('the limit flags cannot be forged or hidden from inside', () => {
       );
     },
     90_000,
+  );
+});
+
+describe('a container stopped from outside while a command runs is named, not an ordinary exit 137', () => {
+  test.concurrent.each([
+    ['docker kill', ['kill']],
+    ['docker stop', ['stop', '-t', '1']],
+    ['docker rm -f', ['rm', '-f']],
+  ])(
+    '%s: the answer names it and keeps the partial log; the next command is CONTAINER_NOT_FOUND',
+    async (_what, args) => {
+      await withManager(async (manager) => {
+        const sb = await manager.start();
+        const running = sb.exec('echo before; sleep 30; echo after', { timeoutMs: 25_000 });
+        await waitFor(
+          'the command to start',
+          async () => ((await docker(['top', sb.id])).stdout.includes('sleep 30') ? true : undefined),
+          10_000,
+          100,
+        );
+        await dockerOk([...args, sb.id]);
+        const r = await running;
+        expect(r).toMatchObject({ exitCode: 137, timedOut: false, canceled: false, stdout: 'before\n' });
+        expect(r.reason).toMatch(/while the command ran .*from outside/);
+        expect(readFileSync(r.logPath, 'utf8')).toBe('before\n');
+        await expect(sb.exec('true')).rejects.toMatchObject({ code: 'CONTAINER_NOT_FOUND' });
+      });
+    },
+    60_000,
   );
 });

@@ -458,17 +458,19 @@ describe('Sandbox: stop and a vanished container', () => {
     expect(e.message).toContain('Start a new one');
   });
 
-  test('a container stopped while a command runs: CONTAINER_NOT_FOUND with the log path', async () => {
+  test('a container stopped while a command runs: the result names it and keeps the partial output; the next command is CONTAINER_NOT_FOUND', async () => {
     const { engine, sandbox } = await setup({
       engine: { script: always({ frames: [out('partial\n')], exitCode: null, hangUntilKilled: true }) },
     });
     void engine.waitFor((e) => (e.execsOf('command')[0]?.delivered ?? 0) >= 2).then(() => engine.stopContainer(sandbox.id, 0));
-    const e = await sandboxError(() => sandbox.exec('sleep 1000', { timeoutMs: 60_000 }));
-    expect(e.code).toBe('CONTAINER_NOT_FOUND');
-    const logPath = e.data.logPath;
-    expect(typeof logPath).toBe('string');
-    expect(existsSync(String(logPath))).toBe(true);
-    expect(readFileSync(String(logPath), 'utf8')).toBe('partial\n');
+    const r = await sandbox.exec('sleep 1000', { timeoutMs: 60_000 });
+    expect(r).toMatchObject({ exitCode: 137, timedOut: false, canceled: false, stdout: 'partial\n' });
+    // The fake engine auto-removes a stopped container, as Docker does with AutoRemove.
+    expect(r.reason).toMatch(/^the container (stopped|was removed) while the command ran .*from outside/);
+    expect(readFileSync(r.logPath, 'utf8')).toBe('partial\n');
+    const next = await sandboxError(() => sandbox.exec('true'));
+    expect(next.code).toBe('CONTAINER_NOT_FOUND');
+    expect(next.message).toMatch(/from outside/);
   });
 
   test('an engine failure starting the exec is thrown as it is', async () => {
