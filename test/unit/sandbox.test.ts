@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { DEFAULT_IMAGE, type ConfigInput } from '../../src/config/config-schema.js';
 import type { ExecSpec } from '../../src/engine/container-engine.js';
 import { SandboxError } from '../../src/errors.js';
