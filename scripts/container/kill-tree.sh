@@ -5,26 +5,43 @@
 # init, where no parent or group walk can find them. The tree is frozen with SIGSTOP
 # first (a stopped process cannot fork), re-scanned until no new member appears, then
 # killed with SIGKILL and checked again. Builtins only (works at the process limit).
+# A process that left all three (setsid, a double fork, `env -i`) is still the command's
+# when it started after the command's wrapper and carries no other command's marker: the
+# start time (in clock ticks since boot, field 22 of /proc/<pid>/stat) is the last link.
 # Prints `gone <n>` when no live member is left, `left <pids>` otherwise (exit 1).
 # Arguments: $1 the command's process id (0 if unknown), $2 its marker (NAME=value).
 r=$1; k=$2; frozen=" "; n=0; round=0
 scan() {
-  s=""; marked=""
+  s=""; marked=""; others=" "; rstart=""
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [ "$p" = "$$" ] && continue
     l=""
     { read -r l < "$d/stat"; } 2>/dev/null || continue
     l=${l##*) }
-    # shellcheck disable=SC2086 # split the stat fields: state, ppid, pgrp
+    # shellcheck disable=SC2086 # split the stat fields: state, ppid, pgrp, ..., starttime
     set -- $l
-    s="$s $p:$2:$3:$1"
+    s="$s $p:$2:$3:${20}:$1"
+    [ "$p" = "$r" ] && rstart=${20}
     # read drops the NUL separators; the marker value has a fixed length, so a match is exact.
     m=""
     { read -r m < "$d/environ"; } 2>/dev/null
-    case "$m" in *"$k"*) marked="$marked$p ";; esac
+    case "$m" in
+      *"$k"*) marked="$marked$p " ;;
+      *"${k%%=*}="*) others="$others$p " ;;
+    esac
   done
   t=" $r $marked"; c=1
+  # Started after the wrapper, not process 1, not another command's: this command's too.
+  if [ -n "$rstart" ]; then
+    for e in $s; do
+      p=${e%%:*}; x=${e#*:}; x=${x#*:}; x=${x#*:}; st0=${x%%:*}
+      [ "$p" = 1 ] && continue
+      case "$others" in *" $p "*) continue;; esac
+      case "$t" in *" $p "*) continue;; esac
+      [ "$st0" -ge "$rstart" ] 2>/dev/null && t="$t$p "
+    done
+  fi
   while [ "$c" = 1 ]; do
     c=0
     for e in $s; do

@@ -273,15 +273,18 @@ export class Sandbox implements AsyncDisposable {
   }): string | undefined {
     const parts: string[] = [];
     if (f.lost) parts.push(f.lost);
-    if (f.timedOut) parts.push(`timed out after ${f.timeoutMs} ms; its process tree was killed`);
-    if (f.canceled) parts.push('canceled; its process tree was killed');
+    // Said only when the kill script found none of it left; else what survived is named.
+    const survivors = f.killReport && !f.killReport.startsWith('gone') ? f.killReport : undefined;
+    const tree = survivors ? `its process tree was killed but for what survived (${survivors})` : 'its process tree was killed';
+    if (f.timedOut) parts.push(`timed out after ${f.timeoutMs} ms; ${tree}`);
+    if (f.canceled) parts.push(`canceled; ${tree}`);
     if (f.oomKilled) parts.push(`killed by the memory limit (${Math.round(this.info.memoryBytes / 1024 ** 2)} MiB)`);
     if (f.pidsLimitHit) parts.push(`hit the process limit (${this.info.pidsLimit} processes): forks were refused`);
     if (f.overlapped && (f.oomKilled || f.pidsLimitHit)) {
       // The counters are the container's: a command running beside this one may be the one that hit the limit.
       parts.push('another command ran in this container at the same time, and the limit may have hit that one instead');
     }
-    if (f.killReport && !f.killReport.startsWith('gone')) parts.push(`cleanup: ${f.killReport}`);
+    if (survivors && !f.timedOut && !f.canceled) parts.push(`cleanup: ${survivors}`);
     if (f.logError) parts.push(`the full log could not be written (${f.logError})`);
     return parts.length ? parts.join('; ') : undefined;
   }

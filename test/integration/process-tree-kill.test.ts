@@ -250,3 +250,55 @@ test.concurrent(
   },
   60_000,
 );
+
+/**
+ * Processes that drop every link the tree walk follows: a new session (setsid), a double
+ * fork (re-parented to init), and a cleared environment (env -i: no marker). Each is a
+ * distinct `sleep 10NN`.
+ */
+const ESCAPES = [
+  "setsid sh -c 'env -i sleep 1041 & ' &",
+  'sh -c \'setsid env -i sh -c "sleep 1042 & " & \' &',
+  'env -i setsid sh -c \'env -i sh -c "env -i sleep 1043 &"\' &',
+  'echo started',
+  'sleep 1000',
+].join('\n');
+
+test.concurrent(
+  'timeout: a daemon that left with setsid, a double fork and env -i dies too, and the answer says the tree was killed',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      const pending = sb.exec(ESCAPES, { timeoutMs: TREE_TIMEOUT_MS });
+      await waitForTree(sb, /^sleep 104[1-3]$/, 3);
+      const up = await busyboxProcesses(sb);
+      // They did escape every link: no marker, own session, parent init.
+      expect(up.filter((p) => /^sleep 104[1-3]$/.test(p.args)).every((p) => p.ppid === 1)).toBe(true);
+      const r = await pending;
+      expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
+      expect(r.reason).toMatch(/its process tree was killed/);
+      expect(r.reason).not.toMatch(/left|survived/);
+      expectOnlyBaseProcesses(await busyboxProcesses(sb));
+    });
+  },
+  60_000,
+);
+
+test.concurrent(
+  'a process started before the command, by another command that has ended, is left alone',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      // A service meant to outlive its command: setsid, as the README says.
+      // (It waits until setsid has run: before that the service is still in the command's group.)
+      expect((await sb.exec("setsid sh -c 'exec sleep 1051' >/dev/null 2>&1 < /dev/null & sleep 1; echo ok")).stdout).toBe('ok\n');
+      expect((await busyboxProcesses(sb)).filter((p) => p.args === 'sleep 1051')).toHaveLength(1);
+      const r = await sb.exec('sleep 1000', { timeoutMs: 1500 });
+      expect(r.timedOut).toBe(true);
+      const procs = await busyboxProcesses(sb);
+      expect(procs.filter((p) => p.args === 'sleep 1051')).toHaveLength(1);
+      expect(procs.filter((p) => p.args === 'sleep 1000')).toEqual([]);
+    });
+  },
+  60_000,
+);
