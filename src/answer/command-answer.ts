@@ -25,6 +25,7 @@ export interface CommandAnswer {
   timedOut?: true;
   canceled?: true;
   oomKilled?: true;
+  diskLimitHit?: true;
   pidsLimitHit?: true;
   reason?: string;
 }
@@ -281,6 +282,7 @@ export async function buildCommandAnswer(
     ...(r.timedOut ? { timedOut: true as const } : {}),
     ...(r.canceled ? { canceled: true as const } : {}),
     ...(r.oomKilled ? { oomKilled: true as const } : {}),
+    ...(r.diskLimitHit ? { diskLimitHit: true as const } : {}),
     ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
     ...(r.reason ? { reason: r.reason } : {}),
     logPath: r.logPath,

@@ -59,7 +59,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
     );
   }
   out(
-    `limits       memory ${formatBytes(config.limits.memory)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`,
+    `limits       memory ${formatBytes(config.limits.memory)}, disk ${formatBytes(config.limits.disk)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`,
   );
   out(`lifetime     containers expire after ${config.ttlSeconds} s; commands time out after ${config.exec.timeoutMs} ms`);
   out(`output       ${formatBytes(config.exec.maxBytes)} / ${config.exec.maxLines} lines per stream kept for answers`);
@@ -76,6 +76,11 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
       if (!ok) problems++;
       out(
         `sandbox      ${ok ? 'ok' : 'FAILED'}: start, exec, stop of ${config.images.default} in ${Math.round(performance.now() - t0)} ms`,
+      );
+      out(
+        manager.diskEnforcement === 'engine'
+          ? `disk         the limit (${formatBytes(config.limits.disk)}) is enforced by the engine (a quota of the storage driver)`
+          : `disk         the storage driver has no quota: the limit (${formatBytes(config.limits.disk)}) is measured every second while a command runs, and the command stopped past it`,
       );
     } catch (e) {
       problems++;

@@ -8,6 +8,7 @@ export function formatExecResult(r: ExecResult): string {
     r.timedOut && 'timed out',
     r.canceled && 'canceled',
     r.oomKilled && 'OOM-killed',
+    r.diskLimitHit && 'disk limit hit',
     r.pidsLimitHit && 'process limit hit',
     r.truncated && 'output truncated',
   ].filter(Boolean);

@@ -31,6 +31,7 @@ export const DEFAULT_IMAGE = 'genaicode-docker/sandbox-minimal:latest';
 /** Bounds of the limits, shared by the schema and by the checks of start and exec options. */
 export const BOUNDS = {
   memoryBytes: { min: 8 * 1024 ** 2, max: 64 * 1024 ** 3 },
+  diskBytes: { min: 64 * 1024 ** 2, max: 1024 ** 4 },
   cpus: { min: 0.05, max: 64 },
   pids: { min: 8, max: 65536 },
   ttlSeconds: { min: 10, max: 7 * 24 * 3600 },
@@ -137,6 +138,12 @@ export const ConfigSchema = z
         cpus: z.number().min(BOUNDS.cpus.min).max(BOUNDS.cpus.max).default(1),
         /** Maximum number of processes. @default 256 */
         pids: z.number().int().min(BOUNDS.pids.min).max(BOUNDS.pids.max).default(256),
+        /**
+         * What a container may write to its own filesystem (its writable layer). Enforced by
+         * the engine where the storage driver has quotas, else measured while commands run.
+         * @default 2g
+         */
+        disk: byteSize(BOUNDS.diskBytes.min, BOUNDS.diskBytes.max).default('2g'),
       })
       .strict()
       .default({}),

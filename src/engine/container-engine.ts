@@ -62,6 +62,8 @@ export interface ContainerSpec {
   tmpfs: TmpfsMount[];
   binds: BindMount[];
   capAdd: string[];
+  /** Quota of the writable layer, where the storage driver has them (StorageOpt size). */
+  diskBytes?: number;
   /** Remove the container as soon as its main process ends (dead-man switch). */
   autoRemove: boolean;
 }
@@ -128,6 +130,8 @@ export interface ContainerEngine {
    * waited for. @returns false if the container did not exist.
    */
   removeContainer(id: string, force: boolean): Promise<boolean>;
+  /** Bytes in the container's writable layer; undefined if it does not exist. */
+  diskUsage(id: string): Promise<number | undefined>;
   /** @returns undefined if the container does not exist. */
   inspectContainer(idOrName: string): Promise<ContainerState | undefined>;
   listContainers(labels: Record<string, string>): Promise<ContainerSummary[]>;

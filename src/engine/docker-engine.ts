@@ -196,6 +196,7 @@ export class DockerEngine implements ContainerEngine {
           NanoCpus: spec.nanoCpus,
           PidsLimit: spec.pidsLimit,
           ReadonlyRootfs: spec.readOnlyRoot,
+          ...(spec.diskBytes ? { StorageOpt: { size: String(spec.diskBytes) } } : {}),
           Tmpfs: tmpfs,
           Mounts: spec.binds.map((b) => ({ Type: 'bind' as const, Source: b.hostPath, Target: b.containerPath, ReadOnly: b.readOnly })),
           AutoRemove: spec.autoRemove,
@@ -206,6 +207,16 @@ export class DockerEngine implements ContainerEngine {
       const err = asHttpError(e);
       if (err.statusCode === 404) {
         throw new SandboxError('IMAGE_NOT_FOUND', `Image ${spec.image} is not present on the engine.`, { data: { image: spec.image } });
+      }
+      if (spec.diskBytes && /storage-opt is supported only/i.test(engineMessage(err))) {
+        throw new SandboxError(
+          'ENGINE_ERROR',
+          `Create container from ${spec.image}: the storage driver has no disk quotas (${engineMessage(err)}).`,
+          {
+            cause: e,
+            data: { status: err.statusCode, noDiskQuota: true },
+          },
+        );
       }
       if (err.statusCode === 409) {
         throw new SandboxError('INVALID_ARGUMENT', `A container named ${JSON.stringify(spec.name)} already exists: choose another name.`, {
@@ -276,6 +287,17 @@ export class DockerEngine implements ContainerEngine {
         throw this.fail(e, `Inspect container ${id.slice(0, 12)}`);
       }
       await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  async diskUsage(id: string): Promise<number | undefined> {
+    try {
+      // `size=true` (the engine adds SizeRw): dockerode passes options as the query; its types omit it.
+      const info = (await this.docker.getContainer(id).inspect({ size: true } as Docker.ContainerInspectOptions)) as { SizeRw?: number };
+      return typeof info.SizeRw === 'number' ? info.SizeRw : 0;
+    } catch (e) {
+      if (containerGone(asHttpError(e))) return undefined;
+      throw this.fail(e, `Inspect container ${id.slice(0, 12)}`);
     }
   }
 

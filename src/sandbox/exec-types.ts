@@ -31,6 +31,8 @@ export interface ExecResult {
   oomKilled: boolean;
   /** The process limit refused at least one fork while the command ran. */
   pidsLimitHit: boolean;
+  /** The container's own files passed limits.disk: the command was stopped (exit 137). */
+  diskLimitHit: boolean;
   /** Why the command ended, when we know more than its exit code says. */
   reason?: string;
   bytes: { stdout: number; stderr: number };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config-schema.js';
-import type { ContainerEngine, PullProgress, TmpfsMount } from '../engine/container-engine.js';
+import type { ContainerEngine, ContainerSpec, PullProgress, TmpfsMount } from '../engine/container-engine.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { SandboxError } from '../errors.js';
 import { LogStore } from '../capture/log-store.js';
@@ -79,6 +79,12 @@ export class SandboxManager {
   readonly sessionId: string;
   readonly logs: LogStore;
   private readonly live = new Map<string, Sandbox>();
+  /**
+   * How the disk limit is enforced on this engine: by the engine's quota (StorageOpt size,
+   * where the storage driver has quotas), or measured while commands run; known after the
+   * first start.
+   */
+  private diskQuota: 'engine' | 'measured' | undefined;
   /** Each live sandbox's expiry, enforced from here too (see armExpiry). */
   private readonly expiries = new Map<string, NodeJS.Timeout>();
   private seq = 0;
@@ -177,7 +183,7 @@ export class SandboxManager {
       : [];
     const memoryBytes = options.memoryBytes ?? c.limits.memory;
     const pidsLimit = options.pids ?? c.limits.pids;
-    const id = await this.engine.createContainer({
+    const spec: ContainerSpec = {
       image,
       name,
       // Dead-man switch: the keep-alive process ends at expiry, and auto-remove deletes the container.
@@ -196,11 +202,18 @@ export class SandboxManager {
       binds: mounts.map((m) => ({ hostPath: m.hostPath, containerPath: m.containerPath, readOnly: !m.writable })),
       capAdd: containerCapabilities(c.capAdd),
       autoRemove: true,
-    });
+    };
+    const id = await this.createWithDiskLimit(spec, c.limits.disk);
     // Tracked before start, so the exit hook covers the window between create and start.
     const sandbox = new Sandbox(
       { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit },
-      { engine: this.engine, logs: this.logs, exec: c.exec, onStopped: (s) => this.forget(s.id) },
+      {
+        engine: this.engine,
+        logs: this.logs,
+        exec: c.exec,
+        disk: { limitBytes: c.limits.disk, measured: this.diskQuota !== 'engine' },
+        onStopped: (s) => this.forget(s.id),
+      },
     );
     this.live.set(id, sandbox);
     this.unregister ??= registerExitCleanup({
@@ -246,6 +259,27 @@ export class SandboxManager {
     this.live.delete(id);
     clearTimeout(this.expiries.get(id));
     this.expiries.delete(id);
+  }
+
+  /** How the disk limit is enforced here ('unknown' before the first start). */
+  get diskEnforcement(): 'engine' | 'measured' | 'unknown' {
+    return this.diskQuota ?? 'unknown';
+  }
+
+  /** Creates the container with the engine's disk quota where it has one; else without, measured instead. */
+  private async createWithDiskLimit(spec: ContainerSpec, diskBytes: number): Promise<string> {
+    if (this.diskQuota !== 'measured') {
+      try {
+        const id = await this.engine.createContainer({ ...spec, diskBytes });
+        this.diskQuota = 'engine';
+        return id;
+      } catch (e) {
+        if (!(e instanceof SandboxError && e.data.noDiskQuota)) throw e;
+        swallowed('no disk quota on this storage driver: the disk limit is measured', e);
+        this.diskQuota = 'measured';
+      }
+    }
+    return this.engine.createContainer(spec);
   }
 
   /** Stops every live sandbox of this manager. */

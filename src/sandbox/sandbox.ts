@@ -32,8 +32,13 @@ interface SandboxDeps {
   engine: ContainerEngine;
   logs: LogStore;
   exec: { timeoutMs: number; maxBytes: number; maxLines: number };
+  /** The writable layer's limit; `measured` where the engine cannot enforce it (no quota). */
+  disk: { limitBytes: number; measured: boolean };
   onStopped: (sandbox: Sandbox) => void;
 }
+
+/** How often a command's writes are measured where the engine has no disk quota. */
+const DISK_CHECK_MS = 1000;
 
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
   checkOptions(ExecOptionsSchema, options, 'command options');
@@ -43,7 +48,9 @@ function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']
 /** How a command's output ended: its exit code (null when unknown), and whether we cut it short. */
 interface CommandEnding {
   exitCode: number | null;
-  interrupted: 'timeout' | 'cancel' | undefined;
+  interrupted: 'timeout' | 'cancel' | 'disk' | undefined;
+  /** The writable layer's size when the disk limit was found passed. */
+  diskUsed?: number;
   /** What the tree kill found, when there was one. */
   killReport: string | undefined;
 }
@@ -168,10 +175,11 @@ export class Sandbox implements AsyncDisposable {
     capture: CommandCapture,
     o: { timeoutMs: number; execMark: string; signal?: AbortSignal },
   ): Promise<CommandEnding> {
-    let interrupted: 'timeout' | 'cancel' | undefined;
+    let interrupted: 'timeout' | 'cancel' | 'disk' | undefined;
     let killReport: string | undefined;
     let killing: Promise<void> | undefined;
-    const interrupt = (why: 'timeout' | 'cancel') => {
+    let diskUsed: number | undefined;
+    const interrupt = (why: 'timeout' | 'cancel' | 'disk') => {
       if (interrupted) return;
       interrupted = why;
       killing = (async () => {
@@ -188,6 +196,25 @@ export class Sandbox implements AsyncDisposable {
       })();
     };
     const timer = setTimeout(() => interrupt('timeout'), o.timeoutMs);
+    // Without a quota, the writes are measured while the command runs (the engine's SizeRw).
+    const { limitBytes, measured } = this.deps.disk;
+    let measuring = false;
+    const diskTimer = measured
+      ? setInterval(() => {
+          if (measuring || interrupted) return;
+          measuring = true;
+          this.deps.engine
+            .diskUsage(this.id)
+            .then((used) => {
+              if (used !== undefined && used > limitBytes) {
+                diskUsed = used;
+                interrupt('disk');
+              }
+            })
+            .catch((e: unknown) => swallowed('measuring the writable layer', e))
+            .finally(() => (measuring = false));
+        }, DISK_CHECK_MS)
+      : undefined;
     const onAbort = () => interrupt('cancel');
     o.signal?.addEventListener('abort', onAbort, { once: true });
     let exitCode: number | null;
@@ -199,10 +226,11 @@ export class Sandbox implements AsyncDisposable {
       exitCode = null;
     } finally {
       clearTimeout(timer);
+      clearInterval(diskTimer);
       o.signal?.removeEventListener('abort', onAbort);
     }
     if (killing) await killing;
-    return { exitCode, interrupted, killReport };
+    return { exitCode, interrupted, killReport, ...(diskUsed !== undefined ? { diskUsed } : {}) };
   }
 
   /** Whether the command hit the memory or the process limit, from the counters before and after it. */
@@ -231,9 +259,11 @@ export class Sandbox implements AsyncDisposable {
   ): ExecResult {
     const timedOut = ending.interrupted === 'timeout';
     const canceled = ending.interrupted === 'cancel';
+    const diskLimitHit = ending.interrupted === 'disk';
     const reason = this.explain({
       timedOut,
       canceled,
+      ...(diskLimitHit ? { diskUsed: ending.diskUsed ?? 0 } : {}),
       ...limits,
       overlapped: o.overlapped,
       timeoutMs: o.timeoutMs,
@@ -245,13 +275,18 @@ export class Sandbox implements AsyncDisposable {
     const stderr = capture.stderr.render(capture.logPath);
     return {
       command,
-      exitCode: timedOut ? TIMEOUT_EXIT_CODE : canceled ? CANCELED_EXIT_CODE : (ending.exitCode ?? (o.lost ? CANCELED_EXIT_CODE : 1)),
+      exitCode: timedOut
+        ? TIMEOUT_EXIT_CODE
+        : canceled || diskLimitHit
+          ? CANCELED_EXIT_CODE
+          : (ending.exitCode ?? (o.lost ? CANCELED_EXIT_CODE : 1)),
       stdout: stdout.text,
       stderr: stderr.text,
       truncated: stdout.truncated || stderr.truncated,
       timedOut,
       canceled,
       ...limits,
+      diskLimitHit,
       ...(reason ? { reason } : {}),
       bytes: { stdout: capture.stdout.bytes, stderr: capture.stderr.bytes },
       lines: { stdout: capture.stdout.lines, stderr: capture.stderr.lines },
@@ -270,9 +305,15 @@ export class Sandbox implements AsyncDisposable {
     killReport?: string;
     logError?: string;
     lost?: string;
+    diskUsed?: number;
   }): string | undefined {
     const parts: string[] = [];
     if (f.lost) parts.push(f.lost);
+    if (f.diskUsed !== undefined) {
+      parts.push(
+        `wrote past the disk limit: the container's own files take ${Math.round(f.diskUsed / 1024 ** 2)} MiB, over ${Math.round(this.deps.disk.limitBytes / 1024 ** 2)} MiB (limits.disk); its process tree was killed: remove files, or start a new container`,
+      );
+    }
     // Said only when the kill script found none of it left; else what survived is named.
     const survivors = f.killReport && !f.killReport.startsWith('gone') ? f.killReport : undefined;
     const tree = survivors ? `its process tree was killed but for what survived (${survivors})` : 'its process tree was killed';

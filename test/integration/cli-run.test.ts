@@ -47,6 +47,11 @@ test('a golden image that is not built here: IMAGE_NOT_FOUND saying how to build
 }, 90_000);
 
 test('doctor reports the trust settings in force, from the project’s config file', () => {
+  // With the sandbox check, doctor says how the disk limit is enforced (overlay2 on ext4: measured).
+  const checked = runCli(['doctor']);
+  expect(checked.stdout).toMatch(
+    /^disk +(the limit \(2 GiB\) is enforced by the engine|the storage driver has no quota: the limit \(2 GiB\) is measured)/m,
+  );
   const plain = runCli(['doctor', '--no-sandbox-check']);
   expect(plain.status).toBe(0);
   expect(plain.stdout).toMatch(/^pulls +missing allowed images are pulled.*never pulled \(built here\): genaicode-docker\/\*$/m);

@@ -109,3 +109,31 @@ describe('a container stopped from outside while a command runs is named, not an
     60_000,
   );
 });
+
+describe('the disk limit, on this machine\u2019s storage driver', () => {
+  test.concurrent(
+    'writing past limits.disk stops the command and names it; writing under it does not; the container stays usable',
+    async () => {
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start();
+          const under = await sb.exec('dd if=/dev/zero of=/under bs=1M count=40 2>/dev/null; echo wrote');
+          expect(under).toMatchObject({ exitCode: 0, diskLimitHit: false, stdout: 'wrote\n' });
+          // Enforced by the engine where the driver has quotas (then dd fails with ENOSPC), else measured.
+          const over = await sb.exec('dd if=/dev/zero of=/over bs=1M count=600 2>&1; sleep 5; echo finished', { timeoutMs: 60_000 });
+          expect(['engine', 'measured']).toContain(manager.diskEnforcement);
+          if (manager.diskEnforcement === 'measured') {
+            expect(over).toMatchObject({ diskLimitHit: true, exitCode: 137, timedOut: false });
+            expect(over.reason).toMatch(/wrote past the disk limit: .* over 128 MiB \(limits\.disk\)/);
+            expect(over.stdout).not.toContain('finished');
+          } else {
+            expect(over.stdout).toMatch(/No space left on device/);
+          }
+          expect((await sb.exec('rm -f /over /under; echo ok')).stdout).toBe('ok\n');
+        },
+        { overrides: { limits: { disk: '128m' } } },
+      );
+    },
+    90_000,
+  );
+});

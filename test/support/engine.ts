@@ -332,6 +332,10 @@ export class RecordingEngine implements ContainerEngine {
     this.calls.push('removeContainer');
     return this.inner.removeContainer(id, force);
   }
+  diskUsage(id: string): Promise<number | undefined> {
+    this.calls.push('diskUsage');
+    return this.inner.diskUsage(id);
+  }
   inspectContainer(idOrName: string): Promise<ContainerState | undefined> {
     this.calls.push('inspectContainer');
     return this.inner.inspectContainer(idOrName);

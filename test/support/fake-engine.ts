@@ -81,6 +81,8 @@ export interface FakeContainer {
   exitCode: number | null;
   /** cgroup counters the counters helper prints (cumulative, like the kernel's). */
   cgroup: { oomKill: number; pidsMax: number };
+  /** Bytes in the writable layer, as diskUsage reports them (a test sets it). */
+  diskBytes: number;
 }
 
 interface Failure {
@@ -235,6 +237,7 @@ export class FakeEngine implements ContainerEngine {
       oomKilled: false,
       exitCode: null,
       cgroup: { oomKill: 0, pidsMax: 0 },
+      diskBytes: 0,
     };
     this.containers.set(container.id, container);
     return container;
@@ -326,6 +329,7 @@ export class FakeEngine implements ContainerEngine {
       oomKilled: false,
       exitCode: null,
       cgroup: { oomKill: 0, pidsMax: 0 },
+      diskBytes: 0,
     });
     return id;
   }
@@ -358,6 +362,11 @@ export class FakeEngine implements ContainerEngine {
     this.endExecs(c.id);
     this.containers.delete(c.id);
     return true;
+  }
+
+  async diskUsage(id: string): Promise<number | undefined> {
+    this.record({ method: 'diskUsage', args: [id] });
+    return this.find(id)?.diskBytes;
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerState | undefined> {

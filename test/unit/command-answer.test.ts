@@ -28,6 +28,7 @@ function execResult(stdout: string | Buffer, extra: Partial<ExecResult> = {}): E
     canceled: false,
     oomKilled: false,
     pidsLimitHit: false,
+    diskLimitHit: false,
     bytes: { stdout: bytes.length, stderr: 0 },
     lines: { stdout: window.lines, stderr: 0 },
     durationMs: 5,

@@ -36,7 +36,7 @@ describe('loadConfig: defaults', () => {
     expect(c.sources).toEqual(['defaults']);
     expect(c.engine).toEqual({});
     expect(c.images).toEqual({ allow: [...DEFAULT_ALLOWED_IMAGES], default: DEFAULT_IMAGE, pull: true, localOnly: ['genaicode-docker/*'] });
-    expect(c.limits).toEqual({ memory: 512 * MiB, cpus: 1, pids: 256 });
+    expect(c.limits).toEqual({ memory: 512 * MiB, cpus: 1, pids: 256, disk: 2 * GiB });
     expect(c.network).toBe('none');
     expect(c.readOnlyRoot).toBe(false);
     expect(c.tmpfsSize).toBe(64 * MiB);
@@ -110,7 +110,7 @@ describe('loadConfig: environment', () => {
         UNRELATED: 'ignored',
       },
     });
-    expect(c.limits).toEqual({ memory: 256 * MiB, cpus: 1.5, pids: 64 });
+    expect(c.limits).toEqual({ memory: 256 * MiB, cpus: 1.5, pids: 64, disk: 2 * GiB });
     expect(c.exec.timeoutMs).toBe(5000);
     expect(c.images.pull).toBe(false);
     expect(c.readOnlyRoot).toBe(true);
@@ -160,7 +160,7 @@ describe('loadConfig: precedence defaults < file < env < overrides', () => {
       },
       overrides: { limits: { pids: 300 } },
     });
-    expect(c.limits).toEqual({ memory: GiB, cpus: 3, pids: 300 });
+    expect(c.limits).toEqual({ memory: GiB, cpus: 3, pids: 300, disk: 2 * GiB });
     expect(c.exec).toEqual({ timeoutMs: 5000, maxBytes: 4096, maxLines: 500 });
     expect(c.images.allow).toEqual(['c:*']);
     expect(c.workdir).toBe('/src');

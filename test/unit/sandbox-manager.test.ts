@@ -188,6 +188,7 @@ describe('SandboxManager.start: the container', () => {
       ],
       binds: [],
       capAdd: [...BASE_CAPABILITIES, 'NET_RAW'],
+      diskBytes: 2 * 1024 ** 3,
       autoRemove: true,
     });
     expect(Object.keys(spec.labels).sort()).toEqual(Object.values(LABEL).sort());
@@ -230,6 +231,26 @@ describe('SandboxManager.start: the container', () => {
       workdir: '/workspace',
       env: [],
     });
+  });
+
+  test('the disk limit: the engine quota where it has one; else created without it once, and measured from then on', async () => {
+    const withQuota = setup({ config: { limits: { disk: '256m' } } });
+    await withQuota.manager.start();
+    expect(createdSpec(withQuota.engine).diskBytes).toBe(256 * MiB);
+    expect(withQuota.manager.diskEnforcement).toBe('engine');
+
+    const noQuota = setup();
+    const refused = new SandboxError('ENGINE_ERROR', 'Create container: the storage driver has no disk quotas', {
+      data: { noDiskQuota: true },
+    });
+    noQuota.engine.fail('createContainer', refused, { times: 1 });
+    expect(noQuota.manager.diskEnforcement).toBe('unknown');
+    await noQuota.manager.start();
+    await noQuota.manager.start();
+    const specs = noQuota.engine.callsOf('createContainer').map(([spec]) => spec.diskBytes);
+    // The first try with the quota, then without: and never with it again.
+    expect(specs).toEqual([2 * 1024 ** 3, undefined, undefined]);
+    expect(noQuota.manager.diskEnforcement).toBe('measured');
   });
 
   test('start options override the configuration', async () => {

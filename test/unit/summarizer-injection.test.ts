@@ -20,6 +20,7 @@ function result(exitCode: number, stdout: string): ExecResult {
     canceled: false,
     oomKilled: false,
     pidsLimitHit: false,
+    diskLimitHit: false,
     bytes: { stdout: Buffer.byteLength(stdout), stderr: 0 },
     lines: { stdout: stdout.split('\n').length, stderr: 0 },
     durationMs: 5,

@@ -31,6 +31,7 @@ function execResult(over: Partial<ExecResult> = {}): ExecResult {
     canceled: false,
     oomKilled: false,
     pidsLimitHit: false,
+    diskLimitHit: false,
     bytes: { stdout: 9, stderr: 24 },
     lines: { stdout: 1, stderr: 1 },
     durationMs: 12,

@@ -113,6 +113,7 @@ class FakeRunner implements CommandRunner {
       canceled: false,
       oomKilled: false,
       pidsLimitHit: false,
+      diskLimitHit: false,
       bytes: { stdout: Buffer.byteLength(stdout), stderr: Buffer.byteLength(stderr) },
       lines: { stdout: stdout.split('\n').length - 1, stderr: stderr.split('\n').length - 1 },
       durationMs,
