@@ -1,11 +1,12 @@
 // The engine the benchmarks measure, set up the same way for bench/run.mjs and bench/profile.mjs.
+import { join } from 'node:path';
 import Docker from 'dockerode';
 import { loadConfig, resolveConnection } from '../dist/index.js';
 
 /**
  * The default config under the throw-away project root `tmp`, with only the engine address
  * taken from the environment, so results do not depend on a developer's GENAICODE_DOCKER_*
- * settings (logs go to <tmp>/.genaicode-docker/logs). Points DOCKER_HOST, and so the docker
+ * settings (logs go to <tmp>/logs, not the user's state folder). Points DOCKER_HOST, and so the docker
  * CLI children, at the same engine, and gives a raw dockerode client for the baselines.
  * Exits on a TLS engine: the raw baselines speak to a unix socket or plain tcp only.
  */
@@ -13,7 +14,7 @@ export function benchEngine(tmp) {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => k === 'GENAICODE_DOCKER_HOST' || k === 'GENAICODE_DOCKER_SOCKET_PATH'),
   );
-  const config = loadConfig({ cwd: tmp, env });
+  const config = loadConfig({ cwd: tmp, env, overrides: { logs: { dir: join(tmp, 'logs') } } });
   const connection = resolveConnection(config.engine);
   if (connection.kind !== 'socket' && connection.protocol === 'https') {
     console.error('The benchmarks speak to a unix socket or plain tcp engine only (TLS is not wired into the raw baselines).');

@@ -115,7 +115,12 @@ export class Sandbox implements AsyncDisposable {
       ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
       capture.finish();
-      throw e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND' ? this.goneError(e, capture.logPath) : e;
+      if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') throw this.goneError(e, capture.logPath);
+      // The engine went away mid-command (a restart): the error says where the partial output is.
+      if (e instanceof SandboxError && !('logPath' in e.data)) {
+        throw new SandboxError(e.code, e.message, { cause: e.cause ?? e, data: { ...e.data, logPath: capture.logPath } });
+      }
+      throw e;
     } finally {
       this.running.delete(slot);
     }
