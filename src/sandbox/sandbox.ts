@@ -110,14 +110,16 @@ export class Sandbox implements AsyncDisposable {
     const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
     const slot = this.enterRunning();
     let ending: CommandEnding;
+    let launched = false;
     try {
       const live = await this.launch(command, options, capture, execMark);
+      launched = true;
       ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
       capture.finish();
       if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') throw this.goneError(e, capture.logPath);
       // The engine went away mid-command (a restart): the error says where the partial output is.
-      if (e instanceof SandboxError && !('logPath' in e.data)) {
+      if (launched && e instanceof SandboxError && !('logPath' in e.data)) {
         throw new SandboxError(e.code, e.message, { cause: e.cause ?? e, data: { ...e.data, logPath: capture.logPath } });
       }
       throw e;
