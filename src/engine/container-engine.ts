@@ -18,6 +18,8 @@ export interface EngineInfo {
   cgroupVersion: '1' | '2' | 'unknown';
   /** How we reached it, e.g. "unix:///var/run/docker.sock". */
   endpoint: string;
+  /** The storage driver ("overlay2", "btrfs", ...) and what it is on ("extfs", "xfs"), where the engine says. */
+  storage?: { driver: string; backingFilesystem?: string };
 }
 
 export interface PullProgress {

@@ -60,6 +60,14 @@ function execTransport(conn: EngineConnection, options: Docker.DockerOptions): E
   };
 }
 
+/** The storage driver and its backing filesystem, from the engine's info. */
+function storageOf(info: Record<string, unknown>): { storage?: { driver: string; backingFilesystem?: string } } {
+  if (typeof info.Driver !== 'string') return {};
+  const status = Array.isArray(info.DriverStatus) ? (info.DriverStatus as unknown[]) : [];
+  const backing = status.find((row): row is [string, string] => Array.isArray(row) && row[0] === 'Backing Filesystem')?.[1];
+  return { storage: { driver: info.Driver, ...(typeof backing === 'string' ? { backingFilesystem: backing } : {}) } };
+}
+
 /** The dockerode adapter, one method per port method (hence its length): the only place that knows the Docker API's shapes and status codes. */
 export class DockerEngine implements ContainerEngine {
   readonly connection: EngineConnection;
@@ -102,6 +110,7 @@ export class DockerEngine implements ContainerEngine {
         kind,
         cgroupVersion: cg === '1' || cg === 'v1' ? '1' : cg === '2' || cg === 'v2' ? '2' : 'unknown',
         endpoint: this.connection.endpoint,
+        ...storageOf(info),
       };
     } catch (e) {
       throw this.fail(e, 'Engine info');

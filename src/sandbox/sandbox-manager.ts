@@ -70,6 +70,23 @@ export function newSessionId(now = new Date()): string {
 }
 
 /**
+ * How each engine enforces the disk limit, learned at the first create (an engine's storage
+ * driver has quotas for StorageOpt size, or not): learned once per process, per engine.
+ */
+const diskQuotas = new Map<object | string, 'engine' | 'measured'>();
+
+/**
+ * Whether a storage driver can enforce StorageOpt size: overlay2 on xfs (with pquota, which
+ * only trying tells), btrfs, zfs, devicemapper, Windows'; not overlay2 on ext4 or vfs. An
+ * engine that does not say is tried.
+ */
+function quotaPossible(storage: { driver: string; backingFilesystem?: string } | undefined): boolean {
+  if (!storage) return true;
+  if (['btrfs', 'zfs', 'devicemapper', 'windowsfilter'].includes(storage.driver)) return true;
+  return storage.driver === 'overlay2' && /xfs/i.test(storage.backingFilesystem ?? '');
+}
+
+/**
  * The live sandboxes of one session: starts them under the policy, labels them, tracks
  * them, and makes sure none outlives the process (exit hook) or its expiry (dead-man switch).
  */
@@ -79,12 +96,7 @@ export class SandboxManager {
   readonly sessionId: string;
   readonly logs: LogStore;
   private readonly live = new Map<string, Sandbox>();
-  /**
-   * How the disk limit is enforced on this engine: by the engine's quota (StorageOpt size,
-   * where the storage driver has quotas), or measured while commands run; known after the
-   * first start.
-   */
-  private diskQuota: 'engine' | 'measured' | undefined;
+
   /** Each live sandbox's expiry, enforced from here too (see armExpiry). */
   private readonly expiries = new Map<string, NodeJS.Timeout>();
   private seq = 0;
@@ -211,7 +223,7 @@ export class SandboxManager {
         engine: this.engine,
         logs: this.logs,
         exec: c.exec,
-        disk: { limitBytes: c.limits.disk, measured: this.diskQuota !== 'engine' },
+        disk: { limitBytes: c.limits.disk, measured: this.diskEnforcement !== 'engine' },
         onStopped: (s) => this.forget(s.id),
       },
     );
@@ -261,22 +273,31 @@ export class SandboxManager {
     this.expiries.delete(id);
   }
 
-  /** How the disk limit is enforced here ('unknown' before the first start). */
+  /** How the disk limit is enforced on this manager's engine ('unknown' before a first start). */
   get diskEnforcement(): 'engine' | 'measured' | 'unknown' {
-    return this.diskQuota ?? 'unknown';
+    return diskQuotas.get(this.engineKey()) ?? 'unknown';
+  }
+
+  /** The engine as a key: its address where it has one (every manager of the process shares what is learned). */
+  private engineKey(): object | string {
+    return this.engine.connection?.endpoint ?? this.engine;
   }
 
   /** Creates the container with the engine's disk quota where it has one; else without, measured instead. */
   private async createWithDiskLimit(spec: ContainerSpec, diskBytes: number): Promise<string> {
-    if (this.diskQuota !== 'measured') {
+    const key = this.engineKey();
+    // Tried only where the storage driver can have quotas: elsewhere the engine would create
+    // the container and destroy it again, which anyone watching its events would see.
+    if (!diskQuotas.has(key) && !quotaPossible((await this.engine.info()).storage)) diskQuotas.set(key, 'measured');
+    if (diskQuotas.get(key) !== 'measured') {
       try {
         const id = await this.engine.createContainer({ ...spec, diskBytes });
-        this.diskQuota = 'engine';
+        diskQuotas.set(key, 'engine');
         return id;
       } catch (e) {
         if (!(e instanceof SandboxError && e.data.noDiskQuota)) throw e;
         swallowed('no disk quota on this storage driver: the disk limit is measured', e);
-        this.diskQuota = 'measured';
+        diskQuotas.set(key, 'measured');
       }
     }
     return this.engine.createContainer(spec);

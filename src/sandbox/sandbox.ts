@@ -3,6 +3,8 @@ import type { ContainerEngine, ExecSession } from '../engine/container-engine.js
 import { SandboxError } from '../errors.js';
 import type { LogStore } from '../capture/log-store.js';
 import { CommandCapture } from './command-capture.js';
+import { watchDisk } from './disk-watch.js';
+import { explainResult } from './exec-reason.js';
 import { ContainerHelpers } from './container-helpers.js';
 import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
@@ -36,9 +38,6 @@ interface SandboxDeps {
   disk: { limitBytes: number; measured: boolean };
   onStopped: (sandbox: Sandbox) => void;
 }
-
-/** How often a command's writes are measured where the engine has no disk quota. */
-const DISK_CHECK_MS = 1000;
 
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
   checkOptions(ExecOptionsSchema, options, 'command options');
@@ -203,24 +202,12 @@ export class Sandbox implements AsyncDisposable {
       })();
     };
     const timer = setTimeout(() => interrupt('timeout'), o.timeoutMs);
-    // Without a quota, the writes are measured while the command runs (the engine's SizeRw).
-    const { limitBytes, measured } = this.deps.disk;
-    let measuring = false;
-    const diskTimer = measured
-      ? setInterval(() => {
-          if (measuring || interrupted) return;
-          measuring = true;
-          this.deps.engine
-            .diskUsage(this.id)
-            .then((used) => {
-              if (used !== undefined && used > limitBytes) {
-                diskUsed = used;
-                interrupt('disk');
-              }
-            })
-            .catch((e: unknown) => swallowed('measuring the writable layer', e))
-            .finally(() => (measuring = false));
-        }, DISK_CHECK_MS)
+    // Without a quota, the writes are measured while the command runs.
+    const stopDiskWatch = this.deps.disk.measured
+      ? watchDisk(this.deps.engine, this.id, this.deps.disk.limitBytes, (used) => {
+          diskUsed = used;
+          interrupt('disk');
+        })
       : undefined;
     const onAbort = () => interrupt('cancel');
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -233,7 +220,7 @@ export class Sandbox implements AsyncDisposable {
       exitCode = null;
     } finally {
       clearTimeout(timer);
-      clearInterval(diskTimer);
+      stopDiskWatch?.();
       o.signal?.removeEventListener('abort', onAbort);
     }
     if (killing) await killing;
@@ -267,7 +254,7 @@ export class Sandbox implements AsyncDisposable {
     const timedOut = ending.interrupted === 'timeout';
     const canceled = ending.interrupted === 'cancel';
     const diskLimitHit = ending.interrupted === 'disk';
-    const reason = this.explain({
+    const reason = explainResult(this.info, this.deps.disk.limitBytes, {
       timedOut,
       canceled,
       ...(diskLimitHit ? { diskUsed: ending.diskUsed ?? 0 } : {}),
@@ -300,41 +287,6 @@ export class Sandbox implements AsyncDisposable {
       durationMs: Math.round(o.durationMs),
       logPath: capture.logPath,
     };
-  }
-
-  private explain(f: {
-    timedOut: boolean;
-    canceled: boolean;
-    oomKilled: boolean;
-    pidsLimitHit: boolean;
-    overlapped: boolean;
-    timeoutMs: number;
-    killReport?: string;
-    logError?: string;
-    lost?: string;
-    diskUsed?: number;
-  }): string | undefined {
-    const parts: string[] = [];
-    if (f.lost) parts.push(f.lost);
-    if (f.diskUsed !== undefined) {
-      parts.push(
-        `wrote past the disk limit: the container's own files take ${Math.round(f.diskUsed / 1024 ** 2)} MiB, over ${Math.round(this.deps.disk.limitBytes / 1024 ** 2)} MiB (limits.disk); its process tree was killed: remove files, or start a new container`,
-      );
-    }
-    // Said only when the kill script found none of it left; else what survived is named.
-    const survivors = f.killReport && !f.killReport.startsWith('gone') ? f.killReport : undefined;
-    const tree = survivors ? `its process tree was killed but for what survived (${survivors})` : 'its process tree was killed';
-    if (f.timedOut) parts.push(`timed out after ${f.timeoutMs} ms; ${tree}`);
-    if (f.canceled) parts.push(`canceled; ${tree}`);
-    if (f.oomKilled) parts.push(`killed by the memory limit (${Math.round(this.info.memoryBytes / 1024 ** 2)} MiB)`);
-    if (f.pidsLimitHit) parts.push(`hit the process limit (${this.info.pidsLimit} processes): forks were refused`);
-    if (f.overlapped && (f.oomKilled || f.pidsLimitHit)) {
-      // The counters are the container's: a command running beside this one may be the one that hit the limit.
-      parts.push('another command ran in this container at the same time, and the limit may have hit that one instead');
-    }
-    if (survivors && !f.timedOut && !f.canceled) parts.push(`cleanup: ${survivors}`);
-    if (f.logError) parts.push(`the full log could not be written (${f.logError})`);
-    return parts.length ? parts.join('; ') : undefined;
   }
 
   /**

@@ -281,9 +281,14 @@ describe('a mount swapped for a link between the check and the engine\u2019s mou
     ) {
       super();
     }
+    private swapped = false;
     override async createContainer(spec: Parameters<RecordingEngine['createContainer']>[0]): Promise<string> {
-      renameSync(this.path, `${this.path}.checked`);
-      symlinkSync(this.target, this.path);
+      // Once: a create may be tried twice (with a disk quota, then without where there is none).
+      if (!this.swapped) {
+        this.swapped = true;
+        renameSync(this.path, `${this.path}.checked`);
+        symlinkSync(this.target, this.path);
+      }
       return super.createContainer(spec);
     }
   }

@@ -102,7 +102,8 @@ describe('SandboxManager.start: images', () => {
     const onPullProgress = (p: PullProgress) => progress.push(p);
     const ac = new AbortController();
     const s = await manager.start({ image: 'alpine:3.20', onPullProgress, signal: ac.signal });
-    expect(engine.methods()).toEqual(['hasImage', 'pullImage', 'createContainer', 'startContainer']);
+    // info: once per engine, to learn whether its storage driver can have a disk quota.
+    expect(engine.methods()).toEqual(['hasImage', 'pullImage', 'info', 'createContainer', 'startContainer']);
     const [ref, forwarded, signal] = engine.callsOf('pullImage')[0]!;
     expect(ref).toBe('alpine:3.20');
     expect(forwarded).toBe(onPullProgress);
@@ -251,6 +252,15 @@ describe('SandboxManager.start: the container', () => {
     // The first try with the quota, then without: and never with it again.
     expect(specs).toEqual([2 * 1024 ** 3, undefined, undefined]);
     expect(noQuota.manager.diskEnforcement).toBe('measured');
+  });
+
+  test('overlay2 on ext4 (no quota possible): measured, with no create tried with a quota', async () => {
+    const { engine, manager } = setup();
+    const info = engine.info.bind(engine);
+    engine.info = async () => ({ ...(await info()), storage: { driver: 'overlay2', backingFilesystem: 'extfs' } });
+    await manager.start();
+    expect(engine.callsOf('createContainer').map(([spec]) => spec.diskBytes)).toEqual([undefined]);
+    expect(manager.diskEnforcement).toBe('measured');
   });
 
   test('start options override the configuration', async () => {
