@@ -6,11 +6,14 @@
 # first (a stopped process cannot fork), re-scanned until no new member appears, then
 # killed with SIGKILL and checked again. Builtins only (works at the process limit).
 # A process that left all three (setsid, a double fork, `env -i`) is still the command's
-# when it started after the command's wrapper and carries no other command's marker: the
-# start time (in clock ticks since boot, field 22 of /proc/<pid>/stat) is the last link.
+# when it started after the command's wrapper and carries none of the markers of the other
+# commands running now ($3, exact NAME=value pairs the host made; a marker the process
+# made up itself spares nothing): the start time (in clock ticks since boot, field 22 of
+# /proc/<pid>/stat) is the last link.
 # Prints `gone <n>` when no live member is left, `left <pids>` otherwise (exit 1).
-# Arguments: $1 the command's process id (0 if unknown), $2 its marker (NAME=value).
-r=$1; k=$2; frozen=" "; n=0; round=0
+# Arguments: $1 the command's process id (0 if unknown), $2 its marker (NAME=value),
+# $3 the markers of the other commands running now, space-separated (may be empty).
+r=$1; k=$2; o=${3:-}; frozen=" "; n=0; round=0
 scan() {
   s=""; marked=""; others=" "; rstart=""
   for d in /proc/[0-9]*; do
@@ -27,9 +30,11 @@ scan() {
     m=""
     { read -r m < "$d/environ"; } 2>/dev/null
     case "$m" in
-      *"$k"*) marked="$marked$p " ;;
-      *"${k%%=*}="*) others="$others$p " ;;
+      *"$k"*) marked="$marked$p "; continue ;;
     esac
+    for om in $o; do
+      case "$m" in *"$om"*) others="$others$p "; break ;; esac
+    done
   done
   t=" $r $marked"; c=1
   # Started after the wrapper, not process 1, not another command's: this command's too.

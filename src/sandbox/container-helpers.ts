@@ -41,11 +41,11 @@ export class ContainerHelpers {
    * an exec'd process, so this is the only way that works in any image with /bin/sh.
    * Retried while the container's process limit refuses the helper itself.
    */
-  async killTree(pid: number, execMark: string): Promise<string> {
+  async killTree(pid: number, execMark: string, otherMarks: readonly string[] = []): Promise<string> {
     let last = 'not run';
     for (let attempt = 0; attempt < 20; attempt++) {
       try {
-        const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark]);
+        const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark, otherMarks.join(' ')]);
         last = r.stdout.trim() || `exit ${r.exitCode}`;
         if (r.exitCode === 0 && last.startsWith('gone')) return last;
       } catch (e) {

@@ -15,6 +15,12 @@ export const TIMEOUT_EXIT_CODE = 124;
 export const CANCELED_EXIT_CODE = 137;
 /** Environment variable marking every process a command starts. */
 export const EXEC_MARK_VAR = 'GENAICODE_DOCKER_EXEC';
+
+/** A command running in the sandbox now: its marker, and whether another ran beside it. */
+interface RunningSlot {
+  overlapped: boolean;
+  readonly execMark: string;
+}
 /** How long a killed command's output may take to close before we stop reading it. */
 const KILL_DRAIN_MS = 5_000;
 
@@ -65,7 +71,7 @@ export class Sandbox implements AsyncDisposable {
    * another one ran beside it: the limit counters are the container's, so a limit hit then
    * cannot be pinned on one of them.
    */
-  private readonly running = new Set<{ overlapped: boolean }>();
+  private readonly running = new Set<RunningSlot>();
 
   private readonly helpers: ContainerHelpers;
 
@@ -107,13 +113,13 @@ export class Sandbox implements AsyncDisposable {
     const capture = new CommandCapture(this.deps.logs, options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd', this.deps.exec);
     // Inherited by everything the command starts, so the kill finds even re-parented daemons.
     const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
-    const slot = this.enterRunning();
+    const slot = this.enterRunning(execMark);
     let ending: CommandEnding;
     let launched = false;
     try {
       const live = await this.launch(command, options, capture, execMark);
       launched = true;
-      ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, ...(options.signal ? { signal: options.signal } : {}) });
+      ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, slot, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
       capture.finish();
       if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') throw this.goneError(e, capture.logPath);
@@ -150,8 +156,8 @@ export class Sandbox implements AsyncDisposable {
   }
 
   /** Marks a command as running beside any others (the limit counters are the container's, shared). */
-  private enterRunning(): { overlapped: boolean } {
-    const slot = { overlapped: this.running.size > 0 };
+  private enterRunning(execMark: string): RunningSlot {
+    const slot = { overlapped: this.running.size > 0, execMark };
     for (const other of this.running) other.overlapped = true;
     this.running.add(slot);
     return slot;
@@ -179,7 +185,7 @@ export class Sandbox implements AsyncDisposable {
   private async awaitEnd(
     live: ExecSession,
     capture: CommandCapture,
-    o: { timeoutMs: number; execMark: string; signal?: AbortSignal },
+    o: { timeoutMs: number; execMark: string; slot: RunningSlot; signal?: AbortSignal },
   ): Promise<CommandEnding> {
     let interrupted: 'timeout' | 'cancel' | 'disk' | undefined;
     let killReport: string | undefined;
@@ -190,7 +196,9 @@ export class Sandbox implements AsyncDisposable {
       interrupted = why;
       killing = (async () => {
         const pid = await Promise.race([capture.protocol.waitForPid(), delay(2_000).then(() => undefined)]);
-        killReport = await this.helpers.killTree(pid ?? 0, o.execMark);
+        // Spared: only processes carrying the exact marker of another command running now.
+        const otherMarks = [...this.running].filter((r) => r !== o.slot).map((r) => r.execMark);
+        killReport = await this.helpers.killTree(pid ?? 0, o.execMark, otherMarks);
         const drained = await Promise.race([
           live.done.then(
             () => true,

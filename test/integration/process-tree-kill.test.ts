@@ -284,6 +284,35 @@ test.concurrent(
   60_000,
 );
 
+/**
+ * Daemons that left the tree and claim a marker of their own making: an all-zero value,
+ * a short one, and the variable name with nothing after it. Only the exact marker of a
+ * command running now spares a process.
+ */
+const FORGED_MARKS = [
+  "setsid env -i GENAICODE_DOCKER_EXEC=0000000000000000 sh -c 'sleep 1061 &' &",
+  "setsid env -i GENAICODE_DOCKER_EXEC=x sh -c 'sleep 1062 &' &",
+  "setsid env -i GENAICODE_DOCKER_EXEC= sh -c 'sleep 1063 &' &",
+  'echo started',
+  'sleep 1000',
+].join('\n');
+
+test.concurrent(
+  'timeout: daemons carrying a made-up command marker die too',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      const pending = sb.exec(FORGED_MARKS, { timeoutMs: TREE_TIMEOUT_MS });
+      await waitForTree(sb, /^sleep 106[1-3]$/, 3);
+      const r = await pending;
+      expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
+      expect(r.reason).not.toMatch(/left|survived/);
+      expectOnlyBaseProcesses(await busyboxProcesses(sb));
+    });
+  },
+  60_000,
+);
+
 test.concurrent(
   'a process started before the command, by another command that has ended, is left alone',
   async () => {

@@ -240,10 +240,26 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     expect(mark).toMatch(new RegExp(`^${EXEC_MARK_VAR}=[0-9a-f]{16}$`));
     // Helpers run as the container's user (no override): with a non-root user the engine gives
     // execs no capabilities, so only the same user can signal the command's processes.
-    expect(kills[0]).toEqual({ cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(command.pid), mark] });
+    // No other command runs: no marker is spared.
+    expect(kills[0]).toEqual({ cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(command.pid), mark, ''] });
     // Limits are read after an interruption.
     expect(engine.execsOf('cgroup-counters').map((e) => e.spec)).toEqual([{ cmd: ['/bin/sh', '-c', READ_COUNTERS_SCRIPT, 'sh'] }]);
     expect(r.durationMs).toBeGreaterThanOrEqual(190);
+  });
+
+  test('timeout beside another command: only the exact markers of the commands still running are spared', async () => {
+    const { engine, sandbox } = await setup({
+      engine: { script: always({ frames: [out('working\n')], exitCode: null, hangUntilKilled: true }) },
+    });
+    const other = sandbox.exec('sleep 2000', { timeoutMs: 600 });
+    const r = await sandbox.exec('sleep 1000', { timeoutMs: 150 });
+    expect(r.timedOut).toBe(true);
+    const [otherCommand, command] = engine.execsOf('command');
+    const first = killCalls(engine)[0]!.cmd;
+    expect(first.slice(4)).toEqual([String(command!.pid), command!.spec.env?.[0], otherCommand!.spec.env?.[0]]);
+    await other;
+    // The other command's own kill spares nothing: the first has ended.
+    expect(killCalls(engine)[1]!.cmd.slice(4)).toEqual([String(otherCommand!.pid), otherCommand!.spec.env?.[0], '']);
   });
 
   test('timeout uses the pid parsed from a marker split across frames', async () => {
