@@ -4,14 +4,22 @@
  * that hides or reorders text. Each such character is shown by name instead:
  *   - line feed, carriage return and tab as `\n`, `\r`, `\t`;
  *   - other C0 and C1 controls and DEL as `\xHH` (ESC is `\x1b`);
- *   - invisible or reordering Unicode (zero-width characters, bidi embeddings, overrides
- *     and isolates, the byte-order mark, the tag characters U+E0000-U+E007F) as `<U+HHHH>`.
+ *   - invisible or reordering Unicode (the HIDDEN set below) as `<U+HHHH>`.
  * Longer text is cut at `maxChars` with an ellipsis.
  */
 
-const UNSAFE =
-  // eslint-disable-next-line no-control-regex -- control characters are what it finds
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+/**
+ * Characters a reader cannot see that change what text says or hide text in it: every
+ * format character (\p{Cf}: zero-width characters, bidi embeddings, overrides and
+ * isolates, the byte-order mark, the tag characters U+E0000-U+E007F, which can spell a
+ * hidden instruction to a model), every default-ignorable code point (variation
+ * selectors, which can carry hidden bytes, fillers), the line and paragraph separators,
+ * and the blank look-alikes U+2800, U+3164, U+FFA0, U+115F and U+1160.
+ */
+const HIDDEN = String.raw`\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029\u2800\u3164\uffa0\u115f\u1160\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u{e0000}-\u{e007f}`;
+
+// eslint-disable-next-line no-misleading-character-class -- each joiner and selector is found on its own, by design
+const UNSAFE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${HIDDEN}]`, 'gu');
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -22,12 +30,8 @@ function shown(ch: string): string {
   return cp <= 0xff ? `\\x${cp.toString(16).padStart(2, '0')}` : `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
 }
 
-/**
- * Characters a reader cannot see that change what text says: zero-width characters, bidi
- * embeddings, overrides and isolates, the byte-order mark, and the tag characters
- * U+E0000-U+E007F (which can spell a hidden instruction to a model).
- */
-const INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+// eslint-disable-next-line no-misleading-character-class -- as for UNSAFE
+const INVISIBLE = new RegExp(`[${HIDDEN}]`, 'gu');
 
 /**
  * Text a model reads, with every invisible character shown by name (`<U+202E>`); line

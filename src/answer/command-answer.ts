@@ -229,26 +229,46 @@ function shownAlready(line: string, output: string, outputLines: ReadonlySet<str
 /** A captured key line at least this long is specific enough to recognise inside another line. */
 const MIN_SPECIFIC_CHARS = 16;
 
-/** A summary without a model: the first lines, the last lines, and counts. */
+/** Number words a summary may use for an exit code. */
+const CODE_WORDS: Record<string, number> = { zero: 0, one: 1, two: 2, three: 3 };
+
+/**
+ * An exit code a summary names: after `exit`, `exited`, `exit code`, `exit status`,
+ * `return code`/`status`/`value`, or a bare `returned 0.`; as digits, as a number word, or
+ * as `non-zero` (NaN: any code but 0).
+ */
+const NAMED_CODE =
+  /\b(?:exit(?:ed|s|ing)?(?:\s+(?:with\s+)?(?:an?\s+)?(?:code|status))?|return(?:ed|s)?\s+(?:with\s+)?(?:an?\s+)?(?:code|status|value))\b[^.\n\d]{0,20}?\b(-?\d+|zero|one|two|three|non-?zero)\b|\breturned\s+(-?\d+|zero|one|non-?zero)\b(?![ \t]+[a-z])/gi;
+
+/** "No errors", "0 failures", "without failing tests": read as success, not as a failure word. */
+const NEGATED_FAILURE = /\b(?:no|without|zero|0)\s+(?:\w+\s+)?(?:errors?|failures?|failed|failing|problems|issues|warnings?)\b/gi;
+
+const SUCCESS_WORDS =
+  /\b(?:succeed(?:ed|s)?|success(?:ful(?:ly)?)?|pass(?:ed|es|ing)?|clean(?:ly)?|normally|worked|fine|ok|okay|green|all good)\b/i;
+
+const FAILURE_WORDS =
+  /\b(?:fail\w*|error\w*|non-?zero|crash\w*|abort\w*|denied|not found|timed? ?out|killed|exception|traceback|panic\w*|segfault|refused|missing|cannot|can't|couldn't|unable|invalid|warn\w*|broken|red)\b/i;
+
 /**
  * Whether a model's summary contradicts the command's real exit code: it names another exit
- * code, or it calls a failed command a success.
+ * code (in digits, in words, or "non-zero" for a success), or it calls a failed command a
+ * success without naming any failure. Output a command printed can steer the summarizer,
+ * so a contradicting summary is replaced by the extractive one.
  */
 export function contradictsExit(summary: string, exitCode: number): boolean {
-  for (const m of summary.matchAll(/\bexit(?:ed|s)?\b[^.\n\d]{0,20}?(-?\d+)\b/gi)) {
-    if (Number(m[1]) !== exitCode) return true;
+  let namesTheCode = false;
+  for (const m of summary.matchAll(NAMED_CODE)) {
+    const word = (m[1] ?? m[2] ?? '').toLowerCase();
+    const named = /^non-?zero$/.test(word) ? NaN : (CODE_WORDS[word] ?? Number(word));
+    if (Number.isNaN(named) ? exitCode === 0 : named !== exitCode) return true;
+    namesTheCode = true;
   }
-  if (
-    exitCode !== 0 &&
-    /\b(?:the command succeeded|it succeeded|(?:completed|ran|finished) successfully|all (?:the )?tests? passed|every test passed|no (?:errors|failures)|(?:completed|finished) without errors)\b/i.test(
-      summary,
-    )
-  ) {
-    return true;
-  }
-  return false;
+  if (exitCode === 0) return false;
+  const text = summary.replace(NEGATED_FAILURE, ' success ');
+  return SUCCESS_WORDS.test(text) && !FAILURE_WORDS.test(text) && !namesTheCode;
 }
 
+/** A summary without a model: the first lines, the last lines, and counts. */
 export function extractiveSummary(r: Pick<ExecResult, 'stdout' | 'stderr' | 'bytes' | 'lines'>): string {
   const text = combinedOutput(r);
   const lines = text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('[... '));

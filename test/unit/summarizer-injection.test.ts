@@ -63,6 +63,12 @@ describe('a summary that contradicts the exit code is not used', () => {
     ['exit status claimed', 2, 'Tests ran; exit status 0.'],
     ['success claimed', 1, 'The build completed successfully.'],
     ['a failure invented for a success', 0, 'The tests failed with exit code 1.'],
+    ['an exit code in words', 1, 'The suite returned zero.'],
+    ['returned with status', 3, 'The script returned with status 0 after the checks.'],
+    ['a non-zero exit invented for a success', 0, 'The command exited with a non-zero code.'],
+    ['"exited cleanly" for a failure', 137, 'The process exited cleanly.'],
+    ['success words only, for a failure', 1, 'Looks fine: the suite is green and everything worked.'],
+    ['"no errors" is success, not a failure word', 2, 'Compilation finished with no errors and 0 failures.'],
   ])('%s: contradicts', (_what, exitCode, summary) => {
     expect(contradictsExit(summary, exitCode)).toBe(true);
   });
@@ -71,6 +77,10 @@ describe('a summary that contradicts the exit code is not used', () => {
     ['failing, honestly', 1, '2 tests failed (exit code 1): expected 3, received 4 in src/a.test.ts.'],
     ['passing', 0, 'All tests passed; exit code 0.'],
     ['a build step that worked before a failure', 1, 'Build step finished; 3 tests failed.'],
+    ['passing tests, failing lint', 1, 'All 12 tests passed, but eslint reported 2 errors.'],
+    ['a count after "returned"', 0, 'The query returned 3 rows.'],
+    ['the true code in words', 1, 'It passed the build stage, then exited with code one.'],
+    ['a failure named for a success is not second-guessed', 0, 'grep found 2 failed tests in the log.'],
   ])('%s: kept', (_what, exitCode, summary) => {
     expect(contradictsExit(summary, exitCode)).toBe(false);
   });
@@ -102,6 +112,10 @@ describe('invisible characters are shown to the model by name', () => {
     ['a right-to-left override', 'file\u202Etxt.exe', 'file<U+202E>txt.exe'],
     ['zero-width characters', 'rm\u200B -rf\u200D', 'rm<U+200B> -rf<U+200D>'],
     ['the byte-order mark and an isolate', '\uFEFFa\u2066b\u2069', '<U+FEFF>a<U+2066>b<U+2069>'],
+    ['variation selectors carrying bytes', 'hi\uFE01\u{E0101}\u{E01EF}', 'hi<U+FE01><U+E0101><U+E01EF>'],
+    ['blank look-alikes', 'a\u2800b\u3164c\uFFA0d\u115Fe', 'a<U+2800>b<U+3164>c<U+FFA0>d<U+115F>e'],
+    ['other format and ignorable characters', 'x\u034Fy\u2061z\u17B4w\u180Bv', 'x<U+034F>y<U+2061>z<U+17B4>w<U+180B>v'],
+    ['the paragraph separator and an Arabic format character', 'a\u2029b\u0600', 'a<U+2029>b<U+0600>'],
   ])('%s', (_what, text, shown) => {
     expect(showInvisible(text)).toBe(shown);
   });
