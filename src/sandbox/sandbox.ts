@@ -139,7 +139,9 @@ export class Sandbox implements AsyncDisposable {
       await this.checkLost(ending.exitCode);
     }
     const lost = this.lostBecause;
-    const limits = lost ? { oomKilled: false, pidsLimitHit: false } : await this.limitsHit(capture.protocol.startCounters, trailer, ending);
+    const limits = lost
+      ? { oomKilled: false, pidsLimitHit: false }
+      : await this.limitsHit(capture.protocol.startCounters, capture.protocol.sawMark ? undefined : trailer, ending);
     const result = this.result(commandText, capture, ending, limits, {
       ...(lost ? { lost } : {}),
       timeoutMs,
@@ -241,12 +243,14 @@ export class Sandbox implements AsyncDisposable {
     after: Counters | undefined,
     ending: CommandEnding,
   ): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
-    if (before && after) {
-      // The wrapper read the counters before and after: exact, and no extra exec.
-      return { oomKilled: after.oomKills > before.oomKills, pidsLimitHit: after.pidsRefused > before.pidsRefused };
+    if (before && after && after.oomKills === before.oomKills && after.pidsRefused === before.pidsRefused) {
+      // The wrapper read the counters before and after, and nothing changed: no extra exec.
+      return { oomKilled: false, pidsLimitHit: false };
     }
-    if (ending.interrupted || (ending.exitCode !== null && ending.exitCode !== 0)) {
-      // Killed before its trailer (or a wrapper without counters): one helper exec reads them.
+    // A trailer that claims a hit, a trailer that is missing or one the command may have
+    // written itself (undefined here, see WrapperStderr.sawMark): one helper exec reads the
+    // counters, which only the engine's cgroup can raise.
+    if (after || ending.interrupted || (ending.exitCode !== null && ending.exitCode !== 0) || before) {
       return this.helpers.readLimitCounters(before);
     }
     return { oomKilled: false, pidsLimitHit: false };

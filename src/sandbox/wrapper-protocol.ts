@@ -96,6 +96,12 @@ export class WrapperStderr {
   pid: number | undefined;
   /** The counters when the command started, from the header. */
   startCounters: Counters | undefined;
+  /**
+   * Whether the command's own stderr held the protocol's mark: then the trailer at the end
+   * may be one the command wrote (a process it left behind can write after the real one),
+   * and its counters are not to be trusted.
+   */
+  sawMark = false;
   private state: 'start' | 'digits' | 'done' = 'start';
   private digits = '';
   private waiters: Array<(pid: number | undefined) => void> = [];
@@ -106,7 +112,11 @@ export class WrapperStderr {
     if (chunk.length === 0) return;
     const joined = this.held.length ? Buffer.concat([this.held, chunk]) : chunk;
     const cut = trailerStart(joined);
-    if (cut > 0) emit(joined.subarray(0, cut));
+    if (cut > 0) {
+      const own = joined.subarray(0, cut);
+      if (own.includes(MARK)) this.sawMark = true;
+      emit(own);
+    }
     // Copied: `data` may be a view into a reused read buffer.
     this.held = cut < joined.length ? Buffer.from(joined.subarray(cut)) : EMPTY;
   }
@@ -115,6 +125,7 @@ export class WrapperStderr {
   end(emit: (chunk: Buffer) => void): Counters | undefined {
     const trailer = parseTrailer(this.held);
     const rest = trailer ? this.held.subarray(0, this.held.length - trailer.length) : this.held;
+    if (rest.includes(MARK)) this.sawMark = true;
     if (rest.length) emit(rest);
     this.held = EMPTY;
     this.endHeader(undefined);

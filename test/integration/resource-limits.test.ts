@@ -233,3 +233,35 @@ describe('read-only root', () => {
     60_000,
   );
 });
+
+/** Allocates 200 MiB under the 32 MiB limit below: killed by the kernel's OOM killer. */
+const ALLOCATE = `python3 -c "b = b'a' * (200 * 1024 * 1024)"`;
+
+/**
+ * A daemon (setsid: it outlives the command's group) that writes to stderr a second later;
+ * the command waits until setsid has run (before that the daemon is still in its group).
+ */
+const LATER = (write: string): string => `setsid sh -c "sleep 1; ${write.replace(/"/g, '\\"')} >&2" & sleep 0.3;`;
+
+/**
+ * A process the command leaves behind writes to stderr after the wrapper's trailer: a
+ * trailer of its own making, or bytes that hide the real one. The limit flags come from
+ * the container's counters all the same.
+ */
+test.concurrent.each([
+  ['a made-up trailer claiming no hit hides a real OOM kill', `${LATER("printf '\\036%s\\036' 0:0")} ${ALLOCATE}`, true],
+  ['bytes after the trailer hide a real OOM kill (the command exits 0)', `${LATER('echo late')} ${ALLOCATE}; exit 0`, true],
+  ['a made-up trailer claims hits that did not happen', `${LATER("printf '\\036%s\\036' 9:9")} exit 3`, false],
+])(
+  '%s: the answer tells the truth',
+  async (_what, command, hit) => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ image: PYTHON_IMAGE, memoryBytes: 32 * MIB });
+      const r = await sb.exec(command, { timeoutMs: 60_000 });
+      expect(r).toMatchObject({ oomKilled: hit, pidsLimitHit: false, timedOut: false });
+      if (hit) expect(r.reason).toMatch(/memory limit/);
+      else expect(r.reason ?? '').not.toMatch(/memory limit|process limit/);
+    });
+  },
+  90_000,
+);

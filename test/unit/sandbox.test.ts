@@ -190,26 +190,53 @@ describe('Sandbox.exec: the pid marker', () => {
     expect(r.bytes.stderr).toBe(Buffer.byteLength('plain error\n\x1e12\x1e not a marker here\n'));
   });
 
-  test('the header with counters and the trailer are stripped and give the limit flags, without a helper exec', async () => {
+  test('the header with counters and the trailer are stripped; a trailer with no change needs no helper exec', async () => {
     // The fake overwrites every chunk after the callback, so a trailer kept by reference
     // (not copied) would come out as garbage here.
+    const { sandbox, engine } = await setup({
+      engine: {
+        script: always({ frames: [err('\x1e41:2:5\x1e'), out('hi\n'), err('oops\n\x1e2:5\x1e')], exitCode: 1, emitPidMarker: false }),
+      },
+    });
+    const r = await sandbox.exec('cmd');
+    expect(r).toMatchObject({ stdout: 'hi\n', stderr: 'oops\n', oomKilled: false, pidsLimitHit: false, exitCode: 1 });
+    expect(readFileSync(r.logPath, 'utf8')).toBe('hi\noops\n');
+    expect(engine.execsOf('cgroup-counters')).toEqual([]);
+  });
+
+  test('a trailer that claims a hit is checked against the counters (a hit it claims is not believed alone)', async () => {
     const { sandbox, engine } = await setup({
       engine: {
         script: always({ frames: [err('\x1e41:2:5\x1e'), out('hi\n'), err('oops\n\x1e3:5\x1e')], exitCode: 137, emitPidMarker: false }),
       },
     });
-    const r = await sandbox.exec('cmd');
-    expect(r).toMatchObject({ stdout: 'hi\n', stderr: 'oops\n', oomKilled: true, pidsLimitHit: false, exitCode: 137 });
-    expect(readFileSync(r.logPath, 'utf8')).toBe('hi\noops\n');
-    expect(engine.execsOf('cgroup-counters')).toEqual([]);
+    engine.setCgroup(sandbox.id, { oomKill: 3, pidsMax: 5 });
+    const real = await sandbox.exec('cmd');
+    expect(real).toMatchObject({ stdout: 'hi\n', stderr: 'oops\n', oomKilled: true, pidsLimitHit: false, exitCode: 137 });
+    expect(engine.execsOf('cgroup-counters')).toHaveLength(1);
+    // The same claim when the counters did not move (the command wrote it): no hit.
+    engine.setCgroup(sandbox.id, { oomKill: 2, pidsMax: 5 });
+    expect(await sandbox.exec('cmd')).toMatchObject({ oomKilled: false, pidsLimitHit: false });
+  });
+
+  test.each([
+    ['a made-up trailer after the real one hides a hit', [err('\x1e41:2:5\x1e'), err('e\n\x1e3:6\x1e'), err('\x1e2:5\x1e')], 0],
+    ['bytes after the real trailer hide it', [err('\x1e41:2:5\x1e'), err('e\n\x1e3:6\x1e'), err('late\n')], 0],
+    ['a mark earlier in stderr, then a trailer that claims nothing', [err('\x1e41:2:5\x1e'), err('x\x1ey\n'), err('\x1e2:5\x1e')], 1],
+  ])('%s: the counters are read instead', async (_what, frames, exitCode) => {
+    const { sandbox, engine } = await setup({ engine: { script: always({ frames, exitCode, emitPidMarker: false }) } });
+    engine.setCgroup(sandbox.id, { oomKill: 3, pidsMax: 6 });
+    expect(await sandbox.exec('cmd')).toMatchObject({ oomKilled: true, pidsLimitHit: true, exitCode });
+    expect(engine.execsOf('cgroup-counters')).toHaveLength(1);
   });
 
   test('a trailer split across frames is still recognised', async () => {
-    const { sandbox } = await setup({
+    const { sandbox, engine } = await setup({
       engine: {
         script: always({ frames: [err('\x1e41:0:0\x1e'), err('e\n\x1e0'), err(':1'), err('\x1e')], exitCode: 1, emitPidMarker: false }),
       },
     });
+    engine.setCgroup(sandbox.id, { pidsMax: 1 });
     const r = await sandbox.exec('cmd');
     expect(r).toMatchObject({ stderr: 'e\n', oomKilled: false, pidsLimitHit: true });
   });
