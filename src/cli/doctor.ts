@@ -80,7 +80,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
       out(
         manager.diskEnforcement === 'engine'
           ? `disk         the limit (${formatBytes(config.limits.disk)}) is enforced by the engine (a quota of the storage driver)`
-          : `disk         the storage driver has no quota: the limit (${formatBytes(config.limits.disk)}) is measured every second while a command runs, and the command stopped past it`,
+          : `disk         the storage driver has no quota: the limit (${formatBytes(config.limits.disk)}) is measured every second while a command runs and at its end (best effort: writes between commands and deleted files still open are not seen), and the command stopped past it`,
       );
     } catch (e) {
       problems++;

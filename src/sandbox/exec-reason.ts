@@ -16,13 +16,15 @@ export function explainResult(
     logError?: string;
     lost?: string;
     diskUsed?: number;
+    /** Whether the command was still running when the disk limit was found passed (then it was killed). */
+    diskKilled?: boolean;
   },
 ): string | undefined {
   const parts: string[] = [];
   if (f.lost) parts.push(f.lost);
   if (f.diskUsed !== undefined) {
     parts.push(
-      `wrote past the disk limit: the container's own files take ${Math.round(f.diskUsed / 1024 ** 2)} MiB, over ${Math.round(diskLimitBytes / 1024 ** 2)} MiB (limits.disk); its process tree was killed: remove files, or start a new container`,
+      `wrote past the disk limit: the container's own files take ${Math.round(f.diskUsed / 1024 ** 2)} MiB, over ${Math.round(diskLimitBytes / 1024 ** 2)} MiB (limits.disk)${f.diskKilled ? '; its process tree was killed' : ''}: remove files, or start a new container`,
     );
   }
   // Said only when the kill script found none of it left; else what survived is named.

@@ -54,7 +54,7 @@ function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']
 interface CommandEnding {
   exitCode: number | null;
   interrupted: 'timeout' | 'cancel' | 'disk' | undefined;
-  /** The writable layer's size when the disk limit was found passed. */
+  /** The writable layer's size when the disk limit was found passed (while it ran, or at its end). */
   diskUsed?: number;
   /** What the tree kill found, when there was one. */
   killReport: string | undefined;
@@ -234,6 +234,14 @@ export class Sandbox implements AsyncDisposable {
       o.signal?.removeEventListener('abort', onAbort);
     }
     if (killing) await killing;
+    if (this.deps.disk.measured && !interrupted) {
+      // A write faster than the watch's first look (fallocate, a quick dd) is measured once
+      // at the end (one inspect: a few ms for a typical writable layer).
+      const used = await this.deps.engine
+        .diskUsage(this.id)
+        .catch((e: unknown) => swallowed('measuring the writable layer after a command', e));
+      if (used !== undefined && used > this.deps.disk.limitBytes) diskUsed = used;
+    }
     return { exitCode, interrupted, killReport, ...(diskUsed !== undefined ? { diskUsed } : {}) };
   }
 
@@ -265,11 +273,12 @@ export class Sandbox implements AsyncDisposable {
   ): ExecResult {
     const timedOut = ending.interrupted === 'timeout';
     const canceled = ending.interrupted === 'cancel';
-    const diskLimitHit = ending.interrupted === 'disk';
+    const diskKilled = ending.interrupted === 'disk';
+    const diskLimitHit = diskKilled || ending.diskUsed !== undefined;
     const reason = explainResult(this.info, this.deps.disk.limitBytes, {
       timedOut,
       canceled,
-      ...(diskLimitHit ? { diskUsed: ending.diskUsed ?? 0 } : {}),
+      ...(diskLimitHit ? { diskUsed: ending.diskUsed ?? 0, diskKilled } : {}),
       ...limits,
       overlapped: o.overlapped,
       timeoutMs: o.timeoutMs,
@@ -283,7 +292,7 @@ export class Sandbox implements AsyncDisposable {
       command,
       exitCode: timedOut
         ? TIMEOUT_EXIT_CODE
-        : canceled || diskLimitHit
+        : canceled || diskKilled
           ? CANCELED_EXIT_CODE
           : (ending.exitCode ?? (o.lost ? CANCELED_EXIT_CODE : 1)),
       stdout: stdout.text,

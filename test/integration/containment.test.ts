@@ -3,7 +3,7 @@
  * container does to the guarantees about it (its expiry, the limit flags of its result).
  */
 import { readFileSync } from 'node:fs';
-import { docker, dockerOk, engineSuite, inspectContainer, listManaged, waitFor, withManager } from '../support/engine.js';
+import { PYTHON_IMAGE, docker, dockerOk, engineSuite, inspectContainer, listManaged, waitFor, withManager } from '../support/engine.js';
 import { LABEL } from '../../src/index.js';
 import { EXPIRY_GRACE_MS } from '../../src/sandbox/sweep.js';
 
@@ -130,6 +130,29 @@ describe('the disk limit, on this machine\u2019s storage driver', () => {
             expect(over.stdout).toMatch(/No space left on device/);
           }
           expect((await sb.exec('rm -f /over /under; echo ok')).stdout).toBe('ok\n');
+        },
+        { overrides: { limits: { disk: '128m' } } },
+      );
+    },
+    90_000,
+  );
+
+  test.concurrent(
+    'a write faster than the first measurement (fallocate, then exit) is still found: measured at the command\u2019s end',
+    async () => {
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start({ image: PYTHON_IMAGE });
+          const r = await sb.exec('fallocate -l 300M /fast && echo done', { timeoutMs: 60_000 });
+          if (manager.diskEnforcement === 'measured') {
+            expect(r).toMatchObject({ exitCode: 0, diskLimitHit: true, stdout: 'done\n', timedOut: false });
+            expect(r.reason).toMatch(/wrote past the disk limit: .* over 128 MiB \(limits\.disk\): remove files/);
+            expect(r.reason).not.toMatch(/killed/);
+          } else {
+            expect(r.stderr).toMatch(/No space left on device/);
+          }
+          // Under the limit again once the file is gone.
+          expect(await sb.exec('rm -f /fast; echo ok')).toMatchObject({ stdout: 'ok\n', diskLimitHit: false });
         },
         { overrides: { limits: { disk: '128m' } } },
       );
