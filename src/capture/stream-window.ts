@@ -87,17 +87,19 @@ export class StreamWindow {
     if (this.total === 0) return { text: '', truncated: false, binary: false };
     if (!this.truncated) {
       const whole = this.head.subarray(0, this.headLen);
-      return isBinary(whole)
-        ? { text: binaryNote(this.total, logPath), truncated: true, binary: true }
-        : { text: whole.toString('utf8'), truncated: false, binary: false };
+      if (!isBinary(whole)) return { text: whole.toString('utf8'), truncated: false, binary: false };
+      const mixed = textSegments(whole);
+      return mixed
+        ? { text: mixed, truncated: true, binary: false }
+        : { text: binaryNote(this.total, logPath), truncated: true, binary: true };
     }
     const halfBytes = Math.floor(this.maxBytes / 2);
     const halfLines = Math.floor(this.maxLines / 2);
     const head = trimUtf8End(keepFirstLines(this.head.subarray(0, Math.min(this.headLen, halfBytes)), halfLines));
     const tail = trimUtf8Start(keepLastLines(this.ringContents(), halfLines));
-    if (isBinary(head) || isBinary(tail)) return { text: binaryNote(this.total, logPath), truncated: true, binary: true };
-    const headText = head.toString('utf8');
-    const tailText = tail.toString('utf8');
+    const headText = isBinary(head) ? textSegments(head) : head.toString('utf8');
+    const tailText = isBinary(tail) ? textSegments(tail) : tail.toString('utf8');
+    if (headText === undefined || tailText === undefined) return { text: binaryNote(this.total, logPath), truncated: true, binary: true };
     const shownLines = countNewlines(head) + countNewlines(tail) + (tail.length > 0 && tail[tail.length - 1] !== 10 ? 1 : 0);
     const omittedBytes = Math.max(0, this.total - head.length - tail.length);
     const marker =
@@ -219,6 +221,57 @@ export function isBinary(buf: Buffer): boolean {
   let bad = 0;
   for (const ch of text) if (ch === '\ufffd') bad++;
   return bad > 8 && bad * 10 > text.length / 10;
+}
+
+/**
+ * A line that is not text: a NUL, or bytes that are not UTF-8 or are control characters
+ * (other than tab, carriage return and the escape of colour codes) in a tenth of it.
+ */
+export function isBinaryLine(text: string): boolean {
+  // Most lines are plain printable text: one search settles them.
+  if (!NOT_PLAIN.test(text)) return false;
+  let bad = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0) return true;
+    if (c === 0xfffd || c === 0x7f || (c < 0x20 && c !== 9 && c !== 10 && c !== 13 && c !== 27)) bad++;
+  }
+  return bad > 0 && (bad >= 2 || text.length < 8) && bad * 10 >= text.length;
+}
+
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const NOT_PLAIN = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]/;
+
+/** A short line between binary ones is a piece of the binary data, not text. */
+const MIN_TEXT_BETWEEN_BINARY = 16;
+
+/**
+ * Output with text and binary data mixed (`cat logs/*` over a gzip member): the text
+ * lines, each run of binary lines replaced by a note of its size. Undefined when text is
+ * less than a hundredth of it: then the whole output is described as binary.
+ */
+export function textSegments(buf: Buffer): string | undefined {
+  const parts: string[] = [];
+  let run = 0;
+  let textBytes = 0;
+  const flush = () => {
+    if (run) parts.push(`[binary data: ${run} bytes, not shown]\n`);
+    run = 0;
+  };
+  for (let start = 0; start < buf.length;) {
+    const nl = buf.indexOf(10, start);
+    const end = nl === -1 ? buf.length : nl + 1;
+    const text = buf.toString('utf8', start, end);
+    if (isBinaryLine(text) || (run > 0 && end - start < MIN_TEXT_BETWEEN_BINARY)) run += end - start;
+    else {
+      flush();
+      parts.push(text);
+      textBytes += end - start;
+    }
+    start = end;
+  }
+  flush();
+  return textBytes > 0 && textBytes * 100 >= buf.length ? parts.join('') : undefined;
 }
 
 function binaryNote(bytes: number, logPath?: string): string {

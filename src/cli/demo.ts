@@ -1,5 +1,5 @@
 import type { Config } from '../config/config-schema.js';
-import { buildCommandAnswer } from '../answer/command-answer.js';
+import { answerForModel, buildCommandAnswer } from '../answer/command-answer.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 
 const STEPS = [
@@ -37,8 +37,9 @@ export async function demo(config: Config, out: (line: string) => void): Promise
       out(`\n[${i + 1}/${STEPS.length}] ${step.title}\n$ ${step.cmd}`);
       const result = await sandbox.exec(step.cmd, { timeoutMs: step.timeoutMs });
       const answer = await buildCommandAnswer(result, { thresholdBytes: config.plugin.summaryThresholdBytes });
-      out(`model sees (${JSON.stringify(answer).length} chars, ${result.durationMs} ms):`);
-      out(JSON.stringify(answer, null, 2));
+      const seen = answerForModel(answer);
+      out(`model sees (${JSON.stringify(seen).length} chars, ${result.durationMs} ms; full log: ${answer.logPath}):`);
+      out(JSON.stringify(seen, null, 2));
       if (i === 0) ok &&= result.exitCode === 0;
       if (i === 1) ok &&= result.exitCode === 2;
       if (i === 2)

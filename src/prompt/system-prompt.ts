@@ -11,7 +11,7 @@ export function dockerSystemPrompt(config: Config | undefined, actions: { task: 
     '• plugin:startContainer({ image, name? })',
     '• plugin:runCommand({ containerId, cmd, timeoutMs? })',
     '• plugin:stopContainer({ containerId })',
-    'Note: Command outputs summarized (~200 tokens); short output is returned verbatim; the full log is on disk (logPath).',
+    'Note: short command output comes back whole (output); long output as a short summary with the lines needed to fix a failure verbatim (keyLines); the full log is on disk.',
     'Always stop containers when done; every container is also removed when genaicode ends.',
   ];
   if (actions.task) {

@@ -121,7 +121,7 @@ export function renderHistory(entries: readonly HistoryEntry[], limits: Readonly
 
 /** One older command on one line. The exit status survives the cut: the command and the error are shortened, not the status. */
 function condensedLine(e: HistoryEntry, limits: Readonly<HistoryLimits>): string {
-  const err = e.exitCode !== 0 ? keyLines(e.output, 1)[0] : undefined;
+  const err = e.exitCode !== 0 ? keyLines(e.output, { exitCode: e.exitCode })[0] : undefined;
   const tail = ` -> ${status(e)}`;
   const head = `#${e.step} $ `;
   const room = Math.max(20, limits.condensedLineChars - tail.length - head.length);

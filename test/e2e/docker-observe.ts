@@ -108,6 +108,8 @@ export interface FunctionAnswer {
   /** The raw JSON text the model read. */
   content: string;
   value: Record<string, unknown>;
+  /** The line shown to the user beside it (it names the log). */
+  userText: string;
 }
 
 /**
@@ -127,6 +129,7 @@ export function actionAnswer(run: RunResult, n: number): FunctionAnswer {
     isError: response.isError === true,
     content: response.content,
     value: JSON.parse(response.content) as Record<string, unknown>,
+    userText: item?.text ?? '',
   };
 }
 

@@ -304,23 +304,25 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       // Success: verbatim output.
       const ok = actionAnswer(run, 1);
       expect(ok.name).toBe('runCommand');
-      expect(ok.value).toMatchObject({ exitCode: 0, summaryKind: 'verbatim', summary: OK_OUTPUT, truncated: false });
+      expect(ok.value).toEqual({ exitCode: 0, output: OK_OUTPUT });
 
       // Failure: exit 2, stderr in the summary.
       const failed = actionAnswer(run, 2);
-      expect(failed.value).toMatchObject({ exitCode: 2, truncated: false });
-      expect(failed.value['summary']).toEqual(expect.stringContaining(FAIL_STDERR.trim()));
-      expect(failed.value['summary']).toEqual(expect.stringContaining(FAIL_STDOUT.trim()));
+      expect(failed.value).toMatchObject({ exitCode: 2 });
+      expect(failed.value['output']).toEqual(expect.stringContaining(FAIL_STDERR.trim()));
+      expect(failed.value['output']).toEqual(expect.stringContaining(FAIL_STDOUT.trim()));
 
       // 50 MB: the scripted summary, error lines verbatim, and a small answer.
       const big = actionAnswer(run, 3);
-      expect(big.value).toMatchObject({ exitCode: 0, truncated: true, summaryKind: 'model', summary: SCRIPTED_SUMMARY });
+      expect(big.value).toMatchObject({ exitCode: 0, summary: SCRIPTED_SUMMARY });
+      // No field that states a default or repeats another: the log's path is in the user's line only.
+      expect(Object.keys(big.value).sort()).toEqual(['exitCode', 'keyLines', 'summary']);
       expect(big.value['keyLines']).toEqual(expect.arrayContaining([BIG_HEAD, BIG_MIDDLE, BIG_TAIL]));
       expect(big.content.length).toBeLessThan(2400);
 
       // Timeout: exit 124.
       const slow = actionAnswer(run, 4);
-      expect(slow.value).toMatchObject({ exitCode: 124, timedOut: true, summary: 'started-long\n' });
+      expect(slow.value).toMatchObject({ exitCode: 124, timedOut: true, output: 'started-long\n' });
       expect(String(slow.value['reason'])).toContain('timed out after 1500 ms');
 
       const stopped = actionAnswer(run, 5);
@@ -336,12 +338,12 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       expect(summaryPrompt).toContain(BIG_TAIL);
       // The middle's error line reaches the summarizer too, marked as coming from the log,
       // which is bigger than the part searched.
-      expect(summaryPrompt).toContain(`\n[error-like lines from the omitted middle of the output, from the full log:]\n${BIG_MIDDLE}\n`);
+      expect(summaryPrompt).toContain(`\n[key lines from the omitted middle of the output, from the full log:]\n${BIG_MIDDLE}\n`);
       expect(summaryPrompt).toMatch(/\[the log's middle \d+ bytes were not searched for errors: only its first and last 8 MiB\]/);
       expect(Buffer.byteLength(summaryPrompt)).toBeLessThan(40 * 1024);
 
       // Every log holds every byte.
-      const logPaths = [ok, failed, big, slow].map((a) => String(a.value['logPath']));
+      const logPaths = [ok, failed, big, slow].map((a) => /; log: (.+)$/.exec(a.userText)?.[1] ?? `no log path in ${a.userText}`);
       for (const p of logPaths) {
         expect(path.isAbsolute(p)).toBe(true);
         expect(existsSync(p)).toBe(true);
@@ -470,7 +472,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       });
       const answer = actionAnswer(o.run, 1);
       expect(answer.isError).toBe(false);
-      expect(answer.value).toMatchObject({ exitCode: 0, summary: 'retry-ok\n', summaryKind: 'verbatim' });
+      expect(answer.value).toEqual({ exitCode: 0, output: 'retry-ok\n' });
     },
     TEST_TIMEOUT_MS,
   );
@@ -502,7 +504,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
       expect(summaryCalls.map((c) => [c.error, c.simulated])).toEqual([['simulated summarizer outage', true]]);
       const answer = actionAnswer(o.run, 1);
       expect(answer).toMatchObject({ name: 'runCommand', isError: false });
-      expect(answer.value).toMatchObject({ exitCode: 0, summaryKind: 'extractive', truncated: true });
+      expect(answer.value).toMatchObject({ exitCode: 0 });
       expect(answer.value['summary']).toEqual(expect.stringContaining('5000'));
       expect(answer.value['keyLines']).toEqual(expect.arrayContaining(['error: seq-tail-marker']));
       // The conversation went on: the stop happened.

@@ -179,7 +179,7 @@ describe('asking the model for the arguments', () => {
 
     expect(response).toMatchObject({ name: 'runCommand', call_id: 'run-2' });
     expect(response.isError).toBeUndefined();
-    expect(answer).toMatchObject({ exitCode: 0, summary: 'hi\n', summaryKind: 'verbatim', truncated: false });
+    expect(answer).toEqual({ exitCode: 0, output: 'hi\n' });
     expect(engine.execsOf('command').map((e) => commandOf(e.spec))).toEqual(['echo hi']);
   });
 
@@ -382,7 +382,8 @@ describe('runCommand and stopContainer', () => {
     expect(summarize.options).toBe(props.options);
     expect(summarize.prompt.map((p) => p.type)).toEqual(['systemPrompt', 'user']);
     expect(ScriptedModel.userText(summarize)).toContain('Command: make\nExit code: 2');
-    expect(answer).toMatchObject({ exitCode: 2, summaryKind: 'model', summary: 'The build failed in module 399.' });
+    expect(answer).toMatchObject({ exitCode: 2, summary: 'The build failed in module 399.' });
+    expect(answer['logPath']).toBeUndefined();
     expect(answer.keyLines).toContain('error: module 399 failed');
   });
 

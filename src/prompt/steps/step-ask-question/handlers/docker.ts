@@ -2,7 +2,8 @@ import { homedir } from 'node:os';
 import { z } from 'zod/v4';
 import { BOUNDS } from '../../../../config/config-schema.js';
 import type { ActionHandler } from '../../../host/genaicode-types.js';
-import { buildCommandAnswer } from '../../../../answer/command-answer.js';
+import { answerForModel, buildCommandAnswer } from '../../../../answer/command-answer.js';
+import { signalOfExit } from '../../../../answer/signals.js';
 import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { ExecResult } from '../../../../sandbox/exec-types.js';
@@ -29,8 +30,9 @@ export const START_CONTAINER = defineActionSpec({
 export const RUN_COMMAND = defineActionSpec({
   name: 'runCommand',
   description: 'Run one shell command (sh -c) in a container started with startContainer.',
-  returns: '{ exitCode, summary, truncated, logPath }',
-  note: 'Short output comes back verbatim, long output summarized; the full log is on disk.',
+  returns:
+    '{ exitCode, output } when the output is short, else { exitCode, summary, keyLines }; signal, timedOut, oomKilled, reason only when they happened',
+  note: 'keyLines are verbatim lines of the output: errors, failing tests, assertion details, locations, the verdict. The full log is on disk.',
   args: z.object({
     containerId: containerIdArg.describe('id or name returned by startContainer'),
     cmd: z
@@ -63,7 +65,16 @@ function shortPath(path: string): string {
 }
 
 export function commandUserText(container: string, cmd: string, r: ExecResult): string {
-  const flags = [r.timedOut && 'timed out', r.canceled && 'canceled', r.oomKilled && 'out of memory'].filter(Boolean).join(', ');
+  const signal = r.timedOut || r.canceled || r.oomKilled || r.reason ? undefined : signalOfExit(r.exitCode)?.name;
+  const flags = [
+    r.timedOut && 'timed out',
+    r.canceled && 'canceled',
+    r.oomKilled && 'out of memory',
+    r.diskLimitHit && 'disk limit',
+    signal,
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `${container}$ ${cmd.length > 80 ? `${cmd.slice(0, 80)}…` : cmd} -> exit ${r.exitCode}${flags ? ` (${flags})` : ''}; log: ${shortPath(r.logPath)}`;
 }
 
@@ -115,7 +126,7 @@ export function createDockerActionHandlers(
       summarizer: liteModelSummarizer(props.generateContentFn, host.liteModel, props.options),
       ...(signal ? { signal } : {}),
     });
-    return reply(answer, commandUserText(sandbox.name, cmd, result));
+    return reply(answerForModel(answer), commandUserText(sandbox.name, cmd, result));
   });
 
   const stopContainer = defineAction(runtime, STOP_CONTAINER, async ({ args, reply }) => {

@@ -1,0 +1,173 @@
+/**
+ * What a line of tool output is, by the formats toolchains actually print: one table of
+ * patterns per family, each tested on real output (bench/corpus, test/unit/key-lines.test.ts).
+ *
+ * Kinds, from what a developer needs most:
+ * - `verdict`: the run's last word (`3 errors`, `FAILED (failures=3)`, `Tests: 2 failed`).
+ * - `error`: an error headline (`error[E0308]: ...`, `ValueError: ...`, `file:1:2: error:`).
+ * - `test`: the name of a failing test (`not ok 15 - name`, `● suite › test`, `FAIL: test_x (...)`).
+ * - `detail`: what a failure compared (`Expected:`/`Received:`, `left:`/`right:`, pytest's `E` lines, `symbol:`).
+ * - `location`: where (`--> src/main.rs:35:28`, `tests/test_a.py:12: AssertionError`).
+ * - `frame`: a stack frame (Python, JavaScript, Java, sanitizers, valgrind); library frames are told apart.
+ * - `diff`: a `-`/`+` line, kept only inside a failure.
+ * - `warning`: ranked below every error; `mention`: an error word anywhere, for failed runs only.
+ *
+ * Every pattern is structural (a position, a colon, a format): a keyword inside a file name
+ * (`error_handler.c`, `test_errors.py`) is no error.
+ */
+
+export type LineKind = 'verdict' | 'error' | 'test' | 'detail' | 'location' | 'frame' | 'diff' | 'warning' | 'mention';
+
+interface LineRule {
+  family: string;
+  kind: LineKind;
+  re: RegExp;
+  /**
+   * Which failure the line belongs to when it is not a headline: `next` for lines printed
+   * before their error (Python's traceback frames), `prev` (the default) for lines after it.
+   */
+  attach?: 'next';
+}
+
+/** `path:line` or `path:line:col` as compilers and runtimes print it. */
+const FILE_LINE = String.raw`[^\s:()'"]+:\d+(?::\d+)?`;
+
+export const LINE_RULES: readonly LineRule[] = [
+  // ---------------------------------------------------------------- verdicts
+  { family: 'gcc/clang', kind: 'verdict', re: /^\d+ errors? generated\.$/ },
+  { family: 'javac', kind: 'verdict', re: /^\d+ errors?$/ },
+  { family: 'cargo', kind: 'verdict', re: /^error: (could not compile|aborting due to)\b/ },
+  { family: 'cargo test', kind: 'verdict', re: /^test result: FAILED\b|^error: test failed\b/ },
+  { family: 'make', kind: 'verdict', re: /^g?make(\[\d+\])?: (\*\*\* .*\bError \d+|Target .* not remade)/ },
+  { family: 'unittest', kind: 'verdict', re: /^FAILED \((failures|errors)=\d+/ },
+  { family: 'pytest', kind: 'verdict', re: /^=+ .*\b\d+ (failed|errors?)\b.* =+$/ },
+  { family: 'jest', kind: 'verdict', re: /^(Tests|Test Suites):\s+.*\b\d+ failed\b/ },
+  { family: 'tap', kind: 'verdict', re: /^# fail [1-9]\d*$/ },
+  { family: 'tsc', kind: 'verdict', re: /^Found \d+ errors?\b/ },
+  { family: 'eslint', kind: 'verdict', re: /^✖ \d+ problems? \(\d+ errors?/ },
+  { family: 'maven/gradle', kind: 'verdict', re: /^(\[ERROR\] )?BUILD FAILURE\b|^BUILD FAILED\b|^FAILURE: Build failed/ },
+  { family: 'go test', kind: 'verdict', re: /^FAIL\s+\S+\s+[\d.]+s$/ },
+  { family: 'sanitizer', kind: 'verdict', re: /^SUMMARY: \w+Sanitizer: / },
+  { family: 'valgrind', kind: 'verdict', re: /^==\d+== ERROR SUMMARY: [1-9]/ },
+  { family: 'npm', kind: 'verdict', re: /^npm (ERR!|error) code \w/ },
+  { family: 'cmake', kind: 'verdict', re: /^-- Configuring incomplete, errors occurred!/ },
+  {
+    family: 'shell',
+    kind: 'verdict',
+    re: /\b(Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)( \(core dumped\))?$/,
+  },
+
+  // ---------------------------------------------------------------- failing tests
+  { family: 'tap', kind: 'test', re: /^\s*not ok \d+/ },
+  { family: 'jest', kind: 'test', re: /^\s*● (?!Console\b)\S/ },
+  { family: 'jest/vitest', kind: 'test', re: /^\s*(FAIL|[×✕✗]) \S/ },
+  { family: 'cargo test', kind: 'test', re: /^test \S+ \.\.\. FAILED$|^---- \S+ stdout ----$/ },
+  { family: 'unittest', kind: 'test', re: /^(FAIL|ERROR): \S+ \(|\) \.\.\. (FAIL|ERROR)$/ },
+  { family: 'pytest', kind: 'test', re: /^_{3,} \S.* _{3,}$|^(FAILED|ERROR) \S+::\S+|::\S+ (FAILED|ERROR)\b/ },
+  { family: 'go test', kind: 'test', re: /^\s*--- FAIL: / },
+  { family: 'mocha', kind: 'test', re: /^\s+\d+\) \S/ },
+
+  // ---------------------------------------------------------------- errors
+  { family: 'gcc/clang/javac/go', kind: 'error', re: new RegExp(String.raw`^${FILE_LINE}: (fatal error|error)\b`) },
+  { family: 'msbuild/tsc', kind: 'error', re: /^[^\s(]+\(\d+,\d+\): (fatal )?error\b/ },
+  { family: 'rustc', kind: 'error', re: /^error(\[E\d{4}\])?: / },
+  { family: 'rust', kind: 'error', re: /^thread '[^']*'( \(\d+\))? panicked at / },
+  { family: 'python/java/js', kind: 'error', re: /^(Uncaught )?([\w$]+\.)*[A-Z][\w$]*(Error|Exception|Failure|Exit)\b( \[\w+\])?(: |$)/ },
+  { family: 'java', kind: 'error', re: /^Exception in thread "|^Caused by: / },
+  {
+    family: 'sanitizer',
+    kind: 'detail',
+    re: /^(READ|WRITE) of size \d+ at |^\S+ is located \d+ bytes |^(previously )?(allocated|freed) by thread \S+ here:$/,
+  },
+  { family: 'node assert', kind: 'detail', re: /^\s*(Expected values? to be [\w -]+:|The expression evaluated to a falsy value:)/ },
+  { family: 'python', kind: 'error', re: /^\s*raise \w+|^SyntaxError\b/ },
+  { family: 'sanitizer', kind: 'error', re: /^==\d+==\s*ERROR: \w+Sanitizer: |^\S+ runtime error: / },
+  {
+    family: 'valgrind',
+    kind: 'error',
+    re: /^==\d+== (Invalid (read|write|free)|Conditional jump|Use of uninitialised|Mismatched free|Syscall param|Process terminating|\S+ bytes in \S+ blocks are definitely lost)/,
+  },
+  { family: 'assert', kind: 'error', re: /: Assertion [`'].*' failed\.$/ },
+  { family: 'cmake', kind: 'error', re: /^CMake Error\b/ },
+  {
+    family: 'shell',
+    kind: 'error',
+    re: /: line \d+: .*(unbound variable|command not found|No such file or directory|Permission denied|syntax error)|^\S*sh: (\d+: )?.*: (not found|No such file or directory|Permission denied)$/,
+  },
+  { family: 'eslint', kind: 'error', re: /^\s+\d+:\d+\s+error\s+/ },
+  { family: 'npm', kind: 'error', re: /^npm (ERR!|error) / },
+  { family: 'go', kind: 'error', re: /^panic: |^fatal error: / },
+  { family: 'generic', kind: 'error', re: /^(error|fatal|ERROR|FATAL|Error|FAILED|FAIL)(\[[\w-]+\])?: / },
+  { family: 'tool: error', kind: 'error', re: /^[\w./+-]+: (fatal )?error: |\bundefined reference to / },
+  { family: 'log levels', kind: 'error', re: /(^|[\s[|])(ERROR|FATAL|CRITICAL|SEVERE|PANIC)([\]:|]|\s)/ },
+
+  // ---------------------------------------------------------------- what a failure compared
+  {
+    family: 'jest/tap/node',
+    kind: 'detail',
+    re: /^\s*(Expected|Received|expected|received|actual|Actual)( value| substring| length| path)?:(\s*\S|$)/,
+  },
+  { family: 'rust', kind: 'detail', re: /^\s*(left|right):\s*\S|^assertion `.*` failed/ },
+  { family: 'pytest', kind: 'detail', re: /^E\s+\S/ },
+  { family: 'javac/tap', kind: 'detail', re: /^\s*(symbol|location|required|found|reason):\s+\S/ },
+  { family: 'assert', kind: 'detail', re: /^\s*(AssertionError|assert\b)/ },
+
+  // ---------------------------------------------------------------- where
+  { family: 'rustc', kind: 'location', re: /^\s*--> \S+:\d+:\d+/ },
+  { family: 'pytest/unittest', kind: 'location', re: new RegExp(String.raw`^${FILE_LINE}: [\w.]*(Error|Exception|Failure)\w*$`) },
+  { family: 'python', kind: 'frame', re: /^\s*File "[^"]+", line \d+/, attach: 'next' },
+  { family: 'python', kind: 'frame', re: /^Traceback \(most recent call last\):$/, attach: 'next' },
+  { family: 'javascript', kind: 'frame', re: /^\s*at (.+ \()?\S+:\d+:\d+\)?$/ },
+  { family: 'node test (TAP stack)', kind: 'frame', re: /^\s+(async )?[\w$.<>]+( \[as \w+\])? \((\/|node:)[^()\s]+:\d+:\d+\)$/ },
+  { family: 'java', kind: 'frame', re: /^\s*at [\w$.<>/]+\([\w$]+\.\w+:\d+\)$/ },
+  { family: 'sanitizer', kind: 'frame', re: /^\s*#\d+ 0x[0-9a-f]+ in \S+/ },
+  { family: 'valgrind', kind: 'frame', re: /^==\d+==\s+(at|by) 0x[0-9A-F]+: / },
+
+  // ---------------------------------------------------------------- ranked below errors
+  {
+    family: 'compilers/linters',
+    kind: 'warning',
+    re: new RegExp(
+      String.raw`^${FILE_LINE}: warning\b|^[^\s(]+\(\d+,\d+\): warning\b|^warning(\[\w+\])?: |^\s+\d+:\d+\s+warning\s|(^|[\s[|])(WARN|WARNING)([\]:|]|\s)|\w+Warning: `,
+    ),
+  },
+  { family: 'diff', kind: 'diff', re: /^\s*[-+](?=\s*[^-+=\s])/ },
+  {
+    family: 'any',
+    kind: 'mention',
+    re: /\b(error|errors|exception|failed|failure|fatal|traceback|panic|denied|refused|cannot|can't|unable|not found|no such|segmentation fault|killed|timed out|undefined reference)\b/i,
+  },
+];
+
+/** Frames in a runtime, a standard library or a dependency: not where a developer fixes things. */
+const LIBRARY_FRAME =
+  /\(node:|node:internal|node_modules|\(internal\/|\(<anonymous>\)|\/usr\/(lib|include|share)\/|\/lib\/python\d|site-packages|dist-packages|<frozen |java\.base\/|jdk\.internal|\bat (java|javax|jdk|sun)\.|\/rustc\/|\.cargo\/registry|\/libc\.so|libasan|libc_start|_start\b|\?\?:/;
+
+/** Any rule at all: one pass of one pattern rejects most lines of a long log fast. */
+const ANY_RULE = new RegExp(LINE_RULES.map((r) => `(?:${r.re.source})`).join('|'), 'i');
+
+/** Longer lines are classified by their first this many characters. */
+const CLASSIFY_CHARS = 2000;
+
+export interface LineClass {
+  kind: LineKind;
+  family: string;
+  attach: 'next' | 'prev';
+  /** A frame in a runtime, standard library or dependency. */
+  library: boolean;
+  /** Where in the line the rule matched (a long line is clipped around it). */
+  at: number;
+}
+
+/** The first rule that matches the line, or undefined for an ordinary line. */
+export function classifyLine(line: string): LineClass | undefined {
+  const text = line.length > CLASSIFY_CHARS ? line.slice(0, CLASSIFY_CHARS) : line;
+  if (!text.trim() || !ANY_RULE.test(text)) return undefined;
+  for (const rule of LINE_RULES) {
+    const m = rule.re.exec(text);
+    if (!m) continue;
+    const library = rule.kind === 'frame' && LIBRARY_FRAME.test(text);
+    return { kind: rule.kind, family: rule.family, attach: rule.attach ?? 'prev', library, at: m.index };
+  }
+  return undefined;
+}

@@ -1,0 +1,33 @@
+import { constants } from 'node:os';
+
+/** What the common deadly signals mean, for a developer reading an exit code. */
+const MEANING: Record<string, string> = {
+  SIGSEGV: 'segmentation fault: an invalid memory access',
+  SIGABRT: 'aborted: a failed assert(), abort() or an uncaught C++ exception',
+  SIGBUS: 'bus error: a misaligned or unmapped memory access',
+  SIGFPE: 'arithmetic error, such as an integer division by zero',
+  SIGILL: 'illegal instruction',
+  SIGKILL: 'killed (SIGKILL)',
+  SIGTERM: 'terminated (SIGTERM)',
+  SIGINT: 'interrupted (SIGINT)',
+  SIGPIPE: 'wrote to a closed pipe',
+  SIGTRAP: 'trace or breakpoint trap',
+  SIGXCPU: 'CPU time limit exceeded',
+  SIGXFSZ: 'file size limit exceeded',
+};
+
+/** Number to name; the first name of a number wins (SIGABRT, not its alias SIGIOT). */
+const BY_NUMBER = new Map<number, string>();
+for (const [name, n] of Object.entries(constants.signals)) if (!BY_NUMBER.has(n)) BY_NUMBER.set(n, name);
+
+/**
+ * The signal a shell's exit code of 128 + N names (139: SIGSEGV), or undefined. A command
+ * may also exit with such a code by itself; the answer says "exit 139 (SIGSEGV ...)", as a
+ * shell would.
+ */
+export function signalOfExit(exitCode: number): { name: string; meaning: string } | undefined {
+  if (exitCode <= 128 || exitCode > 128 + 64) return undefined;
+  const name = BY_NUMBER.get(exitCode - 128);
+  if (!name) return undefined;
+  return { name, meaning: MEANING[name] ?? name };
+}
