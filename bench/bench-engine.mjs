@@ -10,11 +10,11 @@ import { loadConfig, resolveConnection } from '../dist/index.js';
  * CLI children, at the same engine, and gives a raw dockerode client for the baselines.
  * Exits on a TLS engine: the raw baselines speak to a unix socket or plain tcp only.
  */
-export function benchEngine(tmp) {
+export function benchEngine(tmp, overrides = {}) {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => k === 'GENAICODE_DOCKER_HOST' || k === 'GENAICODE_DOCKER_SOCKET_PATH'),
   );
-  const config = loadConfig({ cwd: tmp, env, overrides: { logs: { dir: join(tmp, 'logs') } } });
+  const config = loadConfig({ cwd: tmp, env, overrides: { logs: { dir: join(tmp, 'logs') }, ...overrides } });
   const connection = resolveConnection(config.engine);
   if (connection.kind !== 'socket' && connection.protocol === 'https') {
     console.error('The benchmarks speak to a unix socket or plain tcp engine only (TLS is not wired into the raw baselines).');

@@ -7,7 +7,7 @@
 //
 // Every benchmark runs the things it compares side by side in one run, interleaved, with
 // warm-up, and reports medians, p90 and the ratio. See bench/README.md.
-import { createWriteStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,8 @@ if (!existsSync(join(here, '../dist/index.js'))) {
   console.error('dist/index.js is missing: build first (npx tsc -p tsconfig.build.json, or npm run bench).');
   process.exit(2);
 }
-const { buildCommandAnswer, SandboxManager, PACKAGE_VERSION } = await import('../dist/index.js');
+const { SandboxManager, PACKAGE_VERSION } = await import('../dist/index.js');
+const { answerForModel, buildCommandAnswer } = await import('../dist/answer/command-answer.js');
 const L = await import('./lib.mjs');
 const { benchEngine } = await import('./bench-engine.mjs');
 const { commandUserText } = await import('../dist/prompt/steps/step-ask-question/handlers/docker.js');
@@ -114,7 +115,7 @@ try {
   if (only.has(1)) await benchExec(sandbox);
   if (only.has(2)) await benchOutput(sandbox);
   if (only.has(3)) await benchStart();
-  if (only.has(4)) await benchTokens(sandbox);
+  if (only.has(4)) await benchTokens();
 } catch (e) {
   console.error('\nBenchmark run failed:', e);
   exitCode = 2;
@@ -465,12 +466,18 @@ async function benchStart() {
   });
 }
 
-/** 4. Tokens the main model receives per runCommand, over real outputs, with a stand-in summarizer. */
-async function benchTokens(sandbox) {
-  hr('4. tokens the main model receives per runCommand (chars / 4)');
-  // Stands in for the lite model: a fixed 800-character summary (about 200 tokens), whatever
-  // the output. It never quotes the output, so the error-line check below tests keyLines alone.
-  const FAKE_SUMMARY = [
+/**
+ * 4. What the main model receives per runCommand, over the corpus of real tool output
+ * (bench/corpus: made by running the real tools; each item names the lines a developer
+ * needs). Each output is replayed in a real sandbox (the corpus folder mounted read-only),
+ * so capture, log and answer are the real ones.
+ */
+async function benchTokens() {
+  hr('4. answers over real tool output: tokens (chars / 4) and the lines a developer needs');
+  // Stands in for the lite model: a fixed 800-character summary (what the summarizer is asked
+  // for without key lines), whatever the output. It quotes nothing, so every needed line
+  // must come from `output` or `keyLines`; the answer decides how much of it to keep.
+  const STAND_IN = [
     'The command ran to completion and produced a long output. Overall result: the run did not fully succeed;',
     'see the key lines for the exact messages. The bulk of the output is routine progress information that',
     'repeats the same structure line after line and carries no further problems worth acting on. Timing looks',
@@ -483,100 +490,64 @@ async function benchTokens(sandbox) {
     .join(' ')
     .padEnd(800, ' ')
     .slice(0, 800);
-  let summarizerCalls = 0;
-  let summarizerInput = '';
-  const summarizer = async (input) => {
-    summarizerCalls++;
-    summarizerInput = input.output;
-    return FAKE_SUMMARY;
-  };
-  log(
-    `Summarizer: a FAKE stand-in for the lite model returning a fixed ${FAKE_SUMMARY.length}-character text (~${Math.round(FAKE_SUMMARY.length / 4)} tokens).`,
-  );
-  log('Counted: JSON of the function response (the CommandAnswer handlers/docker.ts sends) + the one-line user text.\n');
-  for (const [file, path] of [
-    ['fake-pytest.sh', '/tmp/fake-pytest.sh'],
-    ['server-log.sh', '/tmp/server-log.sh'],
-  ]) {
-    const text = readFileSync(join(here, 'fixtures', file), 'utf8');
-    const w = await sandbox.exec(`cat > ${path} <<'GENAICODE_BENCH_EOF'\n${text}\nGENAICODE_BENCH_EOF`);
-    if (w.exitCode !== 0) throw new Error(`writing ${path} failed: ${w.stderr}`);
-  }
-  const cases = [
-    { name: 'short output', cmd: 'ls -l /etc' },
-    { name: '1 MB service log', cmd: 'sh /tmp/server-log.sh', middleErrors: true },
-    { name: 'failing test run (pytest -v like)', cmd: 'sh /tmp/fake-pytest.sh', errorLines: true },
-    { name: 'binary noise (200 kB urandom)', cmd: 'head -c 200000 /dev/urandom' },
-  ];
+  const summarizer = async () => STAND_IN;
+  const corpus = join(here, 'corpus', 'out');
+  const items = readdirSync(corpus).filter((n) => existsSync(join(corpus, n, 'needed')));
+  const { config: mountConfig } = benchEngine(tmp, { mountAllow: [{ hostPath: corpus }] });
+  const replayManager = new SandboxManager({ config: mountConfig });
   const rows = [];
-  let errorCheck;
-  let middleCheck;
-  for (const c of cases) {
-    const r = await sandbox.exec(c.cmd);
-    summarizerInput = '';
-    const answer = await buildCommandAnswer(r, { thresholdBytes: config.plugin.summaryThresholdBytes, summarizer });
-    const content = JSON.stringify(answer);
-    // The same one-line text handlers/docker.ts sends beside the answer.
-    const userText = commandUserText(sandbox.name, c.cmd, r, config.projectRoot);
-    const chars = content.length + userText.length;
-    const tokens = Math.ceil(chars / 4);
-    // Where the characters go: the summary, keyLines, the log path (answer + user text), the rest.
-    const parts = {
-      summary: JSON.stringify(answer.summary).length,
-      keyLines: answer.keyLines ? JSON.stringify(answer.keyLines).length : 0,
-      logPath: 2 * r.logPath.length,
-    };
-    parts.rest = chars - parts.summary - parts.keyLines - parts.logPath;
-    rows.push({
-      name: c.name,
-      outputBytes: r.bytes.stdout + r.bytes.stderr,
-      exitCode: r.exitCode,
-      summaryKind: answer.summaryKind,
-      keyLines: answer.keyLines?.length ?? 0,
-      chars,
-      tokens,
-      parts,
-    });
-    if (c.errorLines) {
-      const seen = `${answer.summary}\n${(answer.keyLines ?? []).join('\n')}`;
-      const wanted = `${r.stdout}\n${r.stderr}`
+  try {
+    const sandbox = await replayManager.start({ image: MINIMAL_IMAGE, mounts: [{ hostPath: corpus, containerPath: '/corpus' }] });
+    log(
+      `Summarizer: a stand-in for the lite model returning a fixed ${STAND_IN.length}-character text; ${items.length} outputs from bench/corpus.`,
+    );
+    log('Counted: the function response handlers/docker.ts sends (answerForModel) + the one-line user text.\n');
+    for (const name of items) {
+      const dir = join(corpus, name);
+      const command = readFileSync(join(dir, 'cmd'), 'utf8').trim();
+      const exit = Number(readFileSync(join(dir, 'exit'), 'utf8'));
+      // The tool's bytes, stream by stream, and its exit code (a signal death is 128 + N as a shell reports it).
+      const r = await sandbox.exec(`cat /corpus/${name}/stdout; cat /corpus/${name}/stderr >&2; exit ${exit}`, { label: name });
+      r.command = command;
+      const answer = await buildCommandAnswer(r, { thresholdBytes: config.plugin.summaryThresholdBytes, summarizer });
+      const chars = JSON.stringify(answerForModel(answer)).length + commandUserText(sandbox.name, command, r).length;
+      const text = `${readFileSync(join(dir, 'stdout'), 'utf8')}\n${readFileSync(join(dir, 'stderr'), 'utf8')}`.split('\n');
+      const seen = [answer.output ?? '', ...(answer.keyLines ?? [])].join('\n');
+      const needed = readFileSync(join(dir, 'needed'), 'utf8')
         .split('\n')
-        .map((l) => l.trim())
-        .filter((l) => /Error|FAILED|assert/.test(l));
-      const missing = wanted.filter((l) => !seen.includes(l.slice(0, 200)));
-      errorCheck = { wanted: wanted.length, missing };
-      c.answer = answer;
+        .filter((p) => p.trim());
+      const missing = needed.filter((part) => {
+        const lines = text.filter((l) => l.includes(part)).map((l) => l.trim());
+        return !lines.some((l) => seen.includes(l) || (l.length > 200 && (answer.keyLines ?? []).some((k) => k.includes(part))));
+      });
+      rows.push({
+        name,
+        bytes: r.bytes.stdout + r.bytes.stderr,
+        exitCode: r.exitCode,
+        kind: answer.output !== undefined ? 'whole' : 'summary',
+        keyLines: answer.keyLines?.length ?? 0,
+        needed: needed.length,
+        kept: needed.length - missing.length,
+        missing,
+        tokens: Math.ceil(chars / 4),
+      });
     }
-    if (c.middleErrors) {
-      // ERROR lines that only the full log has (the capture keeps the head and the tail):
-      // they must reach the model verbatim (keyLines) and the summarizer's input.
-      const shown = `${r.stdout}\n${r.stderr}`;
-      const wanted = readFileSync(r.logPath, 'utf8')
-        .split('\n')
-        .filter((l) => / ERROR /.test(l) && !shown.includes(l));
-      const keyed = wanted.filter((l) => (answer.keyLines ?? []).some((k) => l.startsWith(k.replace(/…$/, ''))));
-      const summarized = wanted.filter((l) => summarizerInput.includes(l));
-      middleCheck = { wanted: wanted.length, keyed: keyed.length, summarized: summarized.length };
-    }
+  } finally {
+    await replayManager.stopAll().catch(() => undefined);
   }
-  log('| output | output bytes | exit | answer kind | keyLines | chars: summary + keyLines + log path x2 + rest | tokens |');
+  log('| output | bytes | exit | answer | keyLines | needed lines kept | tokens |');
   log('|---|---|---|---|---|---|---|');
   for (const r of rows)
-    log(
-      `| ${r.name} | ${r.outputBytes} | ${r.exitCode} | ${r.summaryKind} | ${r.keyLines} | ${r.chars} = ${r.parts.summary} + ${r.parts.keyLines} + ${r.parts.logPath} + ${r.parts.rest} | ${r.tokens} |`,
-    );
-  const failing = cases.find((c) => c.errorLines).answer;
-  log(`\nkeyLines of the failing run as the model gets them:\n${(failing.keyLines ?? []).map((l) => `  | ${l}`).join('\n')}`);
-  if (errorCheck.missing.length)
-    log(
-      `Error lines NOT in the answer (${errorCheck.missing.length} of ${errorCheck.wanted}):\n${errorCheck.missing.map((l) => `  - ${l}`).join('\n')}`,
-    );
-  log(`(summarizer called ${summarizerCalls} times)\n`);
+    log(`| ${r.name} | ${r.bytes} | ${r.exitCode} | ${r.kind} | ${r.keyLines} | ${r.kept} of ${r.needed} | ${r.tokens} |`);
+  for (const r of rows.filter((x) => x.missing.length)) log(`NOT kept in ${r.name}:\n${r.missing.map((m) => `  - ${m}`).join('\n')}`);
   const avg = rows.reduce((s, r) => s + r.tokens, 0) / rows.length;
   const max = Math.max(...rows.map((r) => r.tokens));
+  const needed = rows.reduce((s, r) => s + r.needed, 0);
+  const kept = rows.reduce((s, r) => s + r.kept, 0);
+  const clean = rows.filter((r) => r.exitCode === 0 && r.needed === 0);
   record({
     id: 'tokens-avg',
-    target: '4. tokens per runCommand, average over 4 real outputs',
+    target: `4. tokens per runCommand, average over ${rows.length} real tool outputs`,
     measured: avg,
     measuredText: `${avg.toFixed(0)} tokens`,
     limit: 300,
@@ -593,26 +564,24 @@ async function benchTokens(sandbox) {
     limitText: '<= 600',
     pass: max <= 600,
   });
-  const present = errorCheck.wanted - errorCheck.missing.length;
   record({
-    id: 'tokens-error-lines',
-    target: "4. failing run's error lines (Error/FAILED/assert) in the answer",
-    measured: present,
-    measuredText: `${present} of ${errorCheck.wanted}`,
-    limit: errorCheck.wanted,
+    id: 'tokens-needed-lines',
+    target: '4. lines a developer needs, kept verbatim (all items)',
+    measured: kept,
+    measuredText: `${kept} of ${needed}`,
+    limit: needed,
     limitText: 'all',
-    pass: errorCheck.missing.length === 0,
-    missing: errorCheck.missing,
+    pass: kept === needed,
   });
-  const m = middleCheck;
+  const cleanKeyLines = clean.reduce((s, r) => s + r.keyLines, 0);
   record({
-    id: 'tokens-middle-errors',
-    target: '4. service log: ERROR lines from the omitted middle, in keyLines / in the summarizer input',
-    measured: Math.min(m.keyed, m.summarized),
-    measuredText: `${m.keyed} / ${m.summarized} of ${m.wanted}`,
-    limit: m.wanted,
-    limitText: 'all',
-    pass: m.wanted > 0 && m.keyed === m.wanted && m.summarized === m.wanted,
+    id: 'tokens-clean-runs',
+    target: `4. key lines on successful runs with no error (${clean.length} items)`,
+    measured: cleanKeyLines,
+    measuredText: `${cleanKeyLines}`,
+    limit: 0,
+    limitText: '0',
+    pass: cleanKeyLines === 0,
   });
 }
 
