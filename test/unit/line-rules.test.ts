@@ -1,0 +1,82 @@
+import { classifyLine, LINE_RULES } from '../../src/answer/line-rules.js';
+
+/** Lines as the toolchains print them (from bench/corpus and the tools' documented formats), and what each is. */
+const EXAMPLES: Array<[string, string]> = [
+  ['3 errors', 'verdict'],
+  ['error: could not compile `todo-cli` (bin "todo-cli") due to 2 previous errors', 'verdict'],
+  ["make: Target 'all' not remade because of errors.", 'verdict'],
+  ['FAILED (failures=2, errors=1)', 'verdict'],
+  ['Tests:       2 failed, 14 passed, 16 total', 'verdict'],
+  ['=================== 3 failed, 12 passed, 2 warnings in 0.56s ===================', 'verdict'],
+  ['SUMMARY: AddressSanitizer: heap-buffer-overflow /w/reader.c:12 in read_record', 'verdict'],
+  ['not ok 15 - parses the header', 'test'],
+  ['  ● topWords › breaks ties alphabetically', 'test'],
+  ['test tests::bump_minor ... FAILED', 'test'],
+  ['FAIL: test_punctuation (test_textutil.SlugifyTest.test_punctuation)', 'test'],
+  ['--- FAIL: TestParse (0.00s)', 'test'],
+  ['src/a.c:12:5: error: expected ‘;’ before ‘}’ token', 'error'],
+  ["src/store.ts(7,11): error TS2322: Type 'string' is not assignable to type 'number'.", 'error'],
+  ['Invoice.java:28: error: incompatible types: long cannot be converted to String', 'error'],
+  ['error[E0308]: mismatched types', 'error'],
+  ["thread 'main' (25565) panicked at src/main.rs:14:19:", 'error'],
+  ["ValueError: invalid literal for int() with base 10: '??'", 'error'],
+  ['Exception in thread "main" java.lang.IllegalStateException: closed', 'error'],
+  ['==22969==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000015', 'error'],
+  ["prog: main.c:8: check: Assertion `x > 0' failed.", 'error'],
+  ['./deploy.sh: line 17: DEPLOY_HOST: unbound variable', 'error'],
+  ["ld: error: undefined reference to 'parse_config'", 'error'],
+  ['2024-05-13T08:31:07Z ERROR db   pool exhausted', 'error'],
+  ['Expected: 2', 'detail'],
+  ['  left: Version { major: 1 }', 'detail'],
+  ['E       assert 36.2 == 38.2', 'detail'],
+  ['  symbol:   variable Money', 'detail'],
+  ['  --> src/main.rs:35:28', 'location'],
+  ['tests/test_report.py:19: AssertionError', 'location'],
+  ['  File "/app/report.py", line 14, in load_meta', 'frame'],
+  ['    at money (/app/lib/format.js:6:29)', 'frame'],
+  ['\tat Main.parse(Main.java:13)', 'frame'],
+  ['    #0 0x5651a20395aa in read_record /w/reader.c:12', 'frame'],
+  ['==22997==    at 0x109188: average (prog.c:8)', 'frame'],
+  ["src/a.c:3:5: warning: unused variable 'v' [-Wunused-variable]", 'warning'],
+];
+
+describe('classifyLine', () => {
+  test.each(EXAMPLES)('%s', (line, kind) => {
+    expect(classifyLine(line)?.kind).toBe(kind);
+  });
+
+  test('a keyword inside a file name, a path or a word is no error', () => {
+    for (const line of [
+      './src/error_handler.c',
+      './tests/test_errors.py',
+      './fail2ban.conf',
+      './docs/ERROR.md',
+      'timeout.go',
+      'assert.h',
+    ]) {
+      // At most a loose mention, which counts only when a failed run has nothing better.
+      expect({ line, kind: classifyLine(line)?.kind ?? 'none' }).toEqual({ line, kind: expect.stringMatching(/^(none|mention)$/) });
+    }
+  });
+
+  test('library frames are told apart from the project’s', () => {
+    expect(classifyLine('  File "/usr/lib/python3.11/json/decoder.py", line 337, in decode')?.library).toBe(true);
+    expect(classifyLine('    at Module._compile (node:internal/modules/cjs/loader:1256:14)')?.library).toBe(true);
+    expect(classifyLine('\tat java.base/java.lang.Integer.parseInt(Integer.java:652)')?.library).toBe(true);
+    expect(classifyLine('    at money (/app/lib/format.js:6:29)')?.library).toBe(false);
+  });
+
+  test('no pattern backtracks: crafted long lines cost linear time', () => {
+    // A hostile command chooses its output; the answer is built on the host's event loop.
+    // Each of these made at least one pattern quadratic (2 ms a line) before they were bounded.
+    const pieces = ['::', ': line 1: ', 'at x (', 'ERRORerror', '= 1 failed ', ': Assertion `', 'aa', 'File "', '==1== ', '#1 0x1 in '];
+    const started = performance.now();
+    for (const piece of pieces) {
+      const line = piece.repeat(Math.ceil(4000 / piece.length)) + '!';
+      for (let i = 0; i < 3000; i++) classifyLine(line);
+      for (const rule of LINE_RULES) for (let i = 0; i < 20; i++) rule.re.test(line.slice(0, 2000));
+    }
+    // Linear: about 0.1 s here; quadratic patterns took 30 s and more.
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
