@@ -111,7 +111,7 @@ describe('genaicode-docker in genaicode 0.9.5 against a hostile model and config
       expect(askQuestionCalls(o.run).length).toBe(refused + 5);
       // Output with invisible characters reaches the model with each one named.
       const invisible = actionAnswer(o.run, refused + 2);
-      expect(invisible.value['summary']).toBe('ok<U+E0049><U+E0047> <U+202E>txt <U+200B>end\n');
+      expect(invisible.value['output']).toBe('ok<U+E0049><U+E0047> <U+202E>txt <U+200B>end\n');
     },
     TEST_TIMEOUT_MS,
   );
