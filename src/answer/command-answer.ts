@@ -187,7 +187,7 @@ export async function buildCommandAnswer(
   let key: string[];
   let summarizerOutput = output;
   if (scan) {
-    key = withCapturedKeyLines(selectKeyLines(scan.collector, select), keyLines(output, select));
+    key = withCapturedKeyLines(selectKeyLines(scan.collector, select), keyLines(output, { ...select, fallback: false }));
     const fromMiddle = key.filter((k) => !output.includes(k.replace(/^…|…$/g, '')));
     if (fromMiddle.length)
       summarizerOutput += `\n[key lines from the omitted middle of the output, from the full log:]\n${fromMiddle.join('\n')}\n`;

@@ -33,6 +33,8 @@ export interface KeyLineBudget {
 export const KEY_LINE_BUDGET: Readonly<KeyLineBudget> = { lines: 20, chars: 1600 };
 /** Longer lines are clipped, around what made them key lines. */
 export const MAX_LINE_CHARS = 200;
+/** Of a clipped line whose key part is at its start: this much of the start, the rest of the end. */
+const CLIP_HEAD = 120;
 /** A line belongs to the failure above (or below) it when at most this many lines lie between. */
 const ATTACH_GAP = 4;
 /**
@@ -47,6 +49,11 @@ const MAX_FRAMES = 4;
 const MAX_DIFF = 4;
 /** Verdict lines kept, counted from the end. */
 const MAX_VERDICTS = 2;
+/** Loose error words a failed run with nothing better keeps: the last ones, then the first ones. */
+const FALLBACK_LAST = 4;
+const FALLBACK_FIRST = 2;
+/** Warnings or details with no headline a failed run with nothing better keeps: the first ones. */
+const FALLBACK_LINES = 8;
 /** Lines kept before a death by a signal: what the program was doing. */
 const LAST_LINES = 3;
 
@@ -55,9 +62,12 @@ const LAST_LINES = 3;
  * and the last CANDIDATES of them, and the last few lines of any kind.
  */
 export class KeyLineCollector {
-  private static readonly CANDIDATES = 400;
-  private readonly first: Candidate[] = [];
-  private readonly recent: Candidate[] = [];
+  /**
+   * Headlines and what belongs to them, in one pool; warnings, loose error words and diff
+   * lines in another, so that thousands of warnings cannot crowd out the one error.
+   */
+  private readonly strong = new CandidatePool(400);
+  private readonly weak = new CandidatePool(100);
   /** A ring of the last LAST_LINES lines. */
   private readonly lastLines: Array<{ line: number; text: string }> = [];
   private lastAt = 0;
@@ -69,7 +79,8 @@ export class KeyLineCollector {
 
   push(raw: string): void {
     const n = this.lineNo++;
-    const text = raw.trimEnd();
+    // Colour codes (tsc and maven print them even when not on a terminal) are no part of the text.
+    const text = (raw.includes('\x1b') ? raw.replace(ANSI_ESCAPE, '') : raw).trimEnd();
     if (text.length === 0 || text.startsWith('[... ') || text.startsWith('[binary')) return;
     if (isBinaryLine(text)) {
       this.binaryLines++;
@@ -86,26 +97,45 @@ export class KeyLineCollector {
       this.cont = { line: n, indent, lines: own.kind === 'error' || own.kind === 'test' ? 1 : 3 };
     else if (!c || own) this.cont = undefined;
     if (!c) return;
-    const cand = { ...c, line: n, text };
-    if (this.first.length < KeyLineCollector.CANDIDATES) this.first.push(cand);
-    else {
-      this.recent.push(cand);
-      if (this.recent.length > KeyLineCollector.CANDIDATES) this.recent.shift();
-    }
+    (WEAK_KINDS.has(c.kind) ? this.weak : this.strong).push({ ...c, line: n, text });
   }
 
   pushText(text: string): void {
     for (const line of text.split('\n')) this.push(line);
   }
 
+  /** Every candidate kept, in output order. */
   candidates(): Candidate[] {
-    return [...this.first, ...this.recent];
+    return [...this.strong.all(), ...this.weak.all()].sort((a, b) => a.line - b.line);
   }
 
   last(): Array<{ line: number; text: string }> {
     return [...this.lastLines].sort((x, y) => x.line - y.line);
   }
 }
+
+/** The first `size` candidates and the last `size`, in bounded memory. */
+class CandidatePool {
+  private readonly first: Candidate[] = [];
+  private readonly recent: Candidate[] = [];
+  constructor(private readonly size: number) {}
+
+  push(c: Candidate): void {
+    if (this.first.length < this.size) this.first.push(c);
+    else {
+      this.recent.push(c);
+      if (this.recent.length > this.size) this.recent.shift();
+    }
+  }
+
+  all(): Candidate[] {
+    return [...this.first, ...this.recent];
+  }
+}
+
+const WEAK_KINDS = new Set(['warning', 'mention', 'diff']);
+// eslint-disable-next-line no-control-regex -- the escape character starts what is removed
+const ANSI_ESCAPE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
 
 const CONTINUATION: LineClass = { kind: 'detail', family: 'continuation', attach: 'prev', library: false, at: 0 };
 
@@ -118,8 +148,8 @@ const HEADLINES = new Set(['error', 'test', 'verdict']);
  */
 function testName(text: string): string | undefined {
   const m =
-    /^_{3,} (?:\S+\.)?(\S+) _{3,}$/.exec(text) ??
-    /^(?:FAILED|ERROR) \S*::([^\s:]+)/.exec(text) ??
+    /^_{3,} (?:ERROR at (?:setup|teardown) of |ERROR collecting )?(?:[\w.]+\.)?(\S.{0,300}?) _{3,}$/.exec(text) ??
+    /^(?:FAILED|ERROR) [^\s:]*::(?:\w+::)?(.{1,300}?)(?: - .*)?$/.exec(text) ??
     /^(?:FAIL|ERROR): (\S+) \(/.exec(text) ??
     /^(\S+) \(\S+\) \.\.\. (?:FAIL|ERROR)$/.exec(text) ??
     /^test (\S+) \.\.\. FAILED$/.exec(text) ??
@@ -153,8 +183,23 @@ function failures(cands: Candidate[]): Failure[] {
   let current: Failure | undefined;
   let lastLine = -Infinity;
   for (const c of cands) {
-    if (c.kind === 'warning' || c.kind === 'mention') continue; // no part of a failure (a run with nothing better takes them alone)
-    if (HEADLINES.has(c.kind)) {
+    if (c.kind === 'mention') continue; // no part of a failure (a run with nothing better takes them alone)
+    if (c.kind === 'warning') {
+      // Neither a failure nor a part of one: what follows a warning (its --> location) is its own.
+      current = undefined;
+      continue;
+    }
+    // An exception printed just below a failing test's name, indented deeper, is that test's
+    // error (node --test's spec reporter, jest), not a failure of its own.
+    const under =
+      current &&
+      current.head.kind === 'test' &&
+      c.kind === 'error' &&
+      c.line - lastLine <= 2 &&
+      indentOf(c.text) > indentOf(current.head.text);
+    if (under) {
+      current!.parts.push({ ...c, kind: 'detail' });
+    } else if (HEADLINES.has(c.kind)) {
       // A headline takes the lines printed before it for it (a traceback), if close.
       const last = pendingNext[pendingNext.length - 1];
       current = { head: c, parts: last && c.line - last.line <= ATTACH_GAP ? pendingNext : [] };
@@ -176,6 +221,10 @@ function failures(cands: Candidate[]): Failure[] {
 /** A detail that says nothing by itself: punctuation (`E   {`), pytest's connecting lines. */
 const HOLLOW = /^(E\s+)?([\W_]{0,3}|Omitting \d+ identical items.*|Full diff:|Use -v+ to get .*)$/;
 
+function indentOf(text: string): number {
+  return text.length - text.trimStart().length;
+}
+
 /**
  * The lines of one failure to keep, most needed first: the headline, what it compared,
  * where it happened (its own frames, nearest the headline: the innermost, whichever way
@@ -189,7 +238,11 @@ function failureLines(f: Failure): Candidate[] {
   const frames = f.parts.filter((p) => p.kind === 'frame' && !p.library && !p.text.startsWith('Traceback'));
   frames.sort((a, b) => distance(a) - distance(b) || a.line - b.line);
   const locations = f.parts.filter((p) => p.kind === 'location');
-  const diff = f.head.kind === 'test' || details.length ? f.parts.filter((p) => p.kind === 'diff') : [];
+  // pytest's E lines carry the diff already; the summary's copy below its FAILED line is not needed.
+  const diff =
+    (f.head.kind === 'test' || details.length) && !details.some((d) => d.family === 'pytest')
+      ? f.parts.filter((p) => p.kind === 'diff')
+      : [];
   return [f.head, ...details.slice(0, MAX_DETAILS), ...locations.slice(0, 2), ...frames.slice(0, MAX_FRAMES), ...diff.slice(0, MAX_DIFF)];
 }
 
@@ -199,7 +252,9 @@ export function clipLine(raw: string, at = 0): string {
   const line = raw.trim();
   const pos = Math.max(0, at - lead);
   if (line.length <= MAX_LINE_CHARS) return line;
-  if (pos < MAX_LINE_CHARS - 60) return `${line.slice(0, MAX_LINE_CHARS)}…`;
+  // What made it a key line is near the start: keep the start and the end (where a
+  // message often says its cause: `...with the reason "quota exceeded"`).
+  if (pos < CLIP_HEAD - 40) return `${line.slice(0, CLIP_HEAD)}…${line.slice(line.length - (MAX_LINE_CHARS - CLIP_HEAD))}`;
   const start = Math.min(pos - 40, line.length - MAX_LINE_CHARS);
   return `…${line.slice(start, start + MAX_LINE_CHARS)}${start + MAX_LINE_CHARS < line.length ? '…' : ''}`;
 }
@@ -212,7 +267,7 @@ export function clipLine(raw: string, at = 0): string {
  */
 export function selectKeyLines(
   collector: KeyLineCollector,
-  options: { exitCode: number; signal?: boolean; budget?: KeyLineBudget },
+  options: { exitCode: number; signal?: boolean; budget?: KeyLineBudget; fallback?: boolean },
 ): string[] {
   const budget = options.budget ?? KEY_LINE_BUDGET;
   const failed = options.exitCode !== 0;
@@ -222,12 +277,18 @@ export function selectKeyLines(
   let chars = 0;
   /** Takes all the lines or none; a repeated line is taken once. */
   const take = (lines: Array<{ line: number; text: string; at?: number }>): boolean => {
-    const fresh = lines.filter((l) => !texts.has(clipLine(l.text, l.at)) && !chosen.has(l.line));
-    const cost = fresh.reduce((s, l) => s + clipLine(l.text, l.at).length + 1, 0);
-    if (chosen.size + fresh.length > budget.lines || chars + cost > budget.chars) return false;
-    for (const l of fresh) {
+    const fresh = new Map<number, string>();
+    const seen = new Set<string>();
+    for (const l of lines) {
       const t = clipLine(l.text, l.at);
-      chosen.set(l.line, t);
+      if (texts.has(t) || seen.has(t) || chosen.has(l.line)) continue;
+      seen.add(t);
+      fresh.set(l.line, t);
+    }
+    const cost = [...fresh.values()].reduce((s, t) => s + t.length + 1, 0);
+    if (chosen.size + fresh.size > budget.lines || chars + cost > budget.chars) return false;
+    for (const [line, t] of fresh) {
+      chosen.set(line, t);
       texts.add(t);
     }
     chars += cost;
@@ -237,27 +298,45 @@ export function selectKeyLines(
   const errors = all.filter((f) => f.head.kind === 'error' || f.head.kind === 'test');
   // A successful run: a verdict only counts beside a real error.
   if (failed || errors.length) take(verdicts.slice(-MAX_VERDICTS).map((f) => f.head));
+  const taken = { verdicts: chosen.size };
   // Failures that say what and where before bare names (a runner's list of failed tests
   // repeats the names its failure reports give); among each, the first, the last, then the rest.
   const edgesFirst = (fs: Failure[]) => (fs.length <= 2 ? fs : [fs[0]!, fs[fs.length - 1]!, ...fs.slice(1, -1)]);
-  const order = [...edgesFirst(errors.filter((f) => f.parts.length > 0)), ...edgesFirst(errors.filter((f) => f.parts.length === 0))];
+  const own = errors.filter((f) => !f.head.library);
+  const order = [
+    ...edgesFirst(own.filter((f) => f.parts.length > 0)),
+    ...edgesFirst(own.filter((f) => f.parts.length === 0)),
+    ...errors.filter((f) => f.head.library),
+  ];
   for (const f of order) {
     // Whole if it fits; else as many of its lines as fit, the most needed first.
     const lines = failureLines(f);
     if (!take(lines)) for (const l of lines) take([l]);
   }
-  if (failed && chosen.size === 0) {
+  // A failed run whose output has no failure in a known format (a verdict alone, or
+  // nothing): its warnings (`--max-warnings 0`), else details with no headline, else its
+  // loose error words, the last ones first (the cause is usually just before the end);
+  // else its last lines.
+  if (failed && chosen.size === taken.verdicts && options.fallback !== false) {
+    const before = chosen.size;
     for (const kind of ['warning', 'detail', 'mention'] as const) {
-      for (const c of collector.candidates().filter((x) => x.kind === kind)) take([c]);
-      if (chosen.size) break;
+      const of = collector.candidates().filter((x) => x.kind === kind);
+      const ordered =
+        kind === 'mention' ? [...of.slice(-FALLBACK_LAST).reverse(), ...of.slice(0, FALLBACK_FIRST)] : of.slice(0, FALLBACK_LINES);
+      for (const c of ordered) take([c]);
+      if (chosen.size > before) break;
     }
+    if (chosen.size === 0) take(collector.last());
   }
   if (options.signal) take(collector.last());
   return [...chosen.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => t);
 }
 
 /** Key lines of a text (a command's output as captured). */
-export function keyLines(text: string, options: { exitCode?: number; signal?: boolean; budget?: KeyLineBudget } = {}): string[] {
+export function keyLines(
+  text: string,
+  options: { exitCode?: number; signal?: boolean; budget?: KeyLineBudget; fallback?: boolean } = {},
+): string[] {
   const collector = new KeyLineCollector();
   collector.pushText(text);
   return selectKeyLines(collector, { exitCode: options.exitCode ?? 1, ...options });

@@ -41,11 +41,19 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'make', kind: 'verdict', re: /^g?make(\[\d+\])?: (\*\*\* .*\bError \d+|Target .* not remade)/ },
   { family: 'unittest', kind: 'verdict', re: /^FAILED \((failures|errors)=\d+/ },
   { family: 'pytest', kind: 'verdict', re: /^=+ [^=]{0,300}\b\d+ (failed|errors?)\b[^=]{0,300} =+$/ },
+  {
+    family: 'pytest -q',
+    kind: 'verdict',
+    re: /^(\d+ \w+, ){0,5}\d+ (failed|errors?)(, \d+ \w+){0,5} in [\d.]+s\b|^Interrupted: \d+ errors? during collection/,
+  },
+  { family: 'doctest', kind: 'verdict', re: /^\*\*\*Test Failed\*\*\* \d+ failures?\./ },
+  { family: 'node --test (spec)', kind: 'verdict', re: /^ℹ fail [1-9]\d*$/ },
+  { family: 'ctest', kind: 'verdict', re: /^\d+% tests passed, \d+ tests? failed out of \d+/ },
   { family: 'jest', kind: 'verdict', re: /^(Tests|Test Suites):\s+.*\b\d+ failed\b/ },
   { family: 'tap', kind: 'verdict', re: /^# fail [1-9]\d*$/ },
   { family: 'tsc', kind: 'verdict', re: /^Found \d+ errors?\b/ },
   { family: 'eslint', kind: 'verdict', re: /^✖ \d+ problems? \(\d+ errors?/ },
-  { family: 'maven/gradle', kind: 'verdict', re: /^(\[ERROR\] )?BUILD FAILURE\b|^BUILD FAILED\b|^FAILURE: Build failed/ },
+  { family: 'maven/gradle', kind: 'verdict', re: /^(\[(ERROR|INFO)\] )?BUILD FAILURE\b|^BUILD FAILED\b|^FAILURE: Build failed/ },
   { family: 'go test', kind: 'verdict', re: /^FAIL\s+\S+\s+[\d.]+s$/ },
   { family: 'sanitizer', kind: 'verdict', re: /^SUMMARY: \w+Sanitizer: / },
   { family: 'valgrind', kind: 'verdict', re: /^==\d+== ERROR SUMMARY: [1-9]/ },
@@ -66,13 +74,27 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'pytest', kind: 'test', re: /^_{3,} \S[^\n]{0,300} _{3,}$|^(FAILED|ERROR) [^\s:]+::\S|::[^\s:]+ (FAILED|ERROR)\b/ },
   { family: 'go test', kind: 'test', re: /^\s*--- FAIL: / },
   { family: 'mocha', kind: 'test', re: /^\s+\d+\) \S/ },
+  { family: 'node --test (spec)', kind: 'test', re: /^\s*✖ (?!failing tests:)\S/ },
+  { family: 'doctest', kind: 'test', re: /^File "[^"]+", line \d+, in \S+$/ },
+  {
+    family: 'ctest',
+    kind: 'test',
+    re: /\*\*\*(Failed|Exception|Timeout)\b|^\s+\d+ - \S+ \((Failed|SEGFAULT|Timeout|Subprocess aborted|Child aborted|Exception)\)$/,
+  },
 
   // ---------------------------------------------------------------- errors
   { family: 'gcc/clang/javac/go', kind: 'error', re: new RegExp(String.raw`^${FILE_LINE}: (fatal error|error)\b`) },
   { family: 'msbuild/tsc', kind: 'error', re: /^[^\s(]+\(\d+,\d+\): (fatal )?error\b/ },
+  { family: 'tsc --pretty', kind: 'error', re: new RegExp(String.raw`^${FILE_LINE} - error TS\d+: `) },
+  { family: 'c++', kind: 'error', re: /^terminate called after throwing an instance of '/ },
+  { family: 'perl', kind: 'error', re: /^[^\n]{1,300} at \S+ line \d+\.$/ },
   { family: 'rustc', kind: 'error', re: /^error(\[E\d{4}\])?: / },
   { family: 'rust', kind: 'error', re: /^thread '[^']*'( \(\d+\))? panicked at / },
-  { family: 'python/java/js', kind: 'error', re: /^(Uncaught )?([\w$]+\.)*[A-Z][\w$]*(Error|Exception|Failure|Exit)\b( \[\w+\])?(: |$)/ },
+  {
+    family: 'python/java/js',
+    kind: 'error',
+    re: /^\s*(Uncaught )?([\w$]+\.)*[A-Z][\w$]*(Error|Exception|Failure|Exit)\b( \[\w+\])?(: |$)/,
+  },
   { family: 'java', kind: 'error', re: /^Exception in thread "|^Caused by: / },
   {
     family: 'sanitizer',
@@ -80,7 +102,6 @@ export const LINE_RULES: readonly LineRule[] = [
     re: /^(READ|WRITE) of size \d+ at |^\S+ is located \d+ bytes |^(previously )?(allocated|freed) by thread \S+ here:$/,
   },
   { family: 'node assert', kind: 'detail', re: /^\s*(Expected values? to be [\w -]+:|The expression evaluated to a falsy value:)/ },
-  { family: 'python', kind: 'error', re: /^\s*raise \w+|^SyntaxError\b/ },
   { family: 'sanitizer', kind: 'error', re: /^==\d+==\s*ERROR: \w+Sanitizer: |^\S+ runtime error: / },
   {
     family: 'valgrind',
@@ -95,25 +116,41 @@ export const LINE_RULES: readonly LineRule[] = [
     re: /: line \d+: ([^:]{1,300}: )?(unbound variable|command not found|No such file or directory|Permission denied)|: line \d+: syntax error|^[^\s:]*sh: (\d+: )?[^:]{1,300}: (not found|No such file or directory|Permission denied)$/,
   },
   { family: 'eslint', kind: 'error', re: /^\s+\d+:\d+\s+error\s+/ },
-  { family: 'npm', kind: 'error', re: /^npm (ERR!|error) / },
   { family: 'go', kind: 'error', re: /^panic: |^fatal error: / },
   { family: 'generic', kind: 'error', re: /^(error|fatal|ERROR|FATAL|Error|FAILED|FAIL)(\[[\w-]+\])?: / },
   { family: 'tool: error', kind: 'error', re: /^[\w./+-]+: (fatal )?error: |\bundefined reference to / },
-  { family: 'log levels', kind: 'error', re: /(^|[\s[|])(ERROR|FATAL|CRITICAL|SEVERE|PANIC)([\]:|]|\s)/ },
+  // A log level at the start of a line, after a timestamp or bracketed fields: never inside a
+  // sentence, a test name (`test_levels[ERROR] PASSED`) or a commit message.
+  {
+    family: 'log levels',
+    kind: 'error',
+    re: /^([[(]?[\d][\d:.,TZ+/-]{5,30}[\])]?\s+|\[[^\]\s]{1,40}\]\s*){0,3}[[(<]?(ERROR|FATAL|CRITICAL|SEVERE|PANIC)[\])>:|]?\s+\S|\blevel=(error|fatal|critical)\b|"level"\s*:\s*"(error|fatal|critical)"/,
+  },
 
   // ---------------------------------------------------------------- what a failure compared
   {
     family: 'jest/tap/node',
     kind: 'detail',
-    re: /^\s*(Expected|Received|expected|received|actual|Actual)( value| substring| length| path)?:(\s*\S|$)/,
+    re: /^\s*(Expected|Received|expected|received|actual|Actual|Got)( value| substring| length| path)?:(\s*\S|$)/,
   },
   { family: 'rust', kind: 'detail', re: /^\s*(left|right):\s*\S|^assertion `.*` failed/ },
   { family: 'pytest', kind: 'detail', re: /^E\s+\S/ },
-  { family: 'javac/tap', kind: 'detail', re: /^\s*(symbol|location|required|found|reason):\s+\S/ },
+  { family: 'javac/tap', kind: 'detail', re: /^\s*(symbol|location|required|found|reason):\s+\S|^\s+error: '.+'$/ },
+  { family: 'c++', kind: 'detail', re: /^\s+what\(\):\s/ },
+  {
+    family: 'cargo test',
+    kind: 'detail',
+    re: /^note: (test did not panic as expected|panic did not contain expected string)|^\s*panic message: /,
+  },
+  { family: 'npm', kind: 'detail', re: /^npm (ERR!|error) / },
   { family: 'assert', kind: 'detail', re: /^\s*(AssertionError\b|assert\s)/ },
 
   // ---------------------------------------------------------------- where
   { family: 'rustc', kind: 'location', re: /^\s*--> \S+:\d+:\d+/ },
+  { family: 'node --test (spec)', kind: 'location', re: /^\s*test at \S+:\d+:\d+$/ },
+  { family: 'g++', kind: 'location', re: new RegExp(String.raw`^${FILE_LINE}:\s+required from here$`), attach: 'next' },
+  { family: 'eslint (file header)', kind: 'location', re: /^(\/|\.{0,2}\/)?[\w@.+-]+(\/[\w@.+-]+)*\.(c|m)?[jt]sx?$/, attach: 'next' },
+  { family: 'pytest (short traceback)', kind: 'frame', re: new RegExp(String.raw`^${FILE_LINE}: in \S+$`) },
   { family: 'pytest/unittest', kind: 'location', re: new RegExp(String.raw`^${FILE_LINE}: [\w.]*(Error|Exception|Failure)\w*$`) },
   { family: 'python', kind: 'frame', re: /^\s*File "[^"]+", line \d+/, attach: 'next' },
   { family: 'python', kind: 'frame', re: /^Traceback \(most recent call last\):$/, attach: 'next' },
@@ -141,7 +178,11 @@ export const LINE_RULES: readonly LineRule[] = [
 
 /** Frames in a runtime, a standard library or a dependency: not where a developer fixes things. */
 const LIBRARY_FRAME =
-  /\(node:|node:internal|node_modules|\(internal\/|\(<anonymous>\)|\/usr\/(lib|include|share)\/|\/lib\/python\d|site-packages|dist-packages|<frozen |java\.base\/|jdk\.internal|\bat (java|javax|jdk|sun)\.|\/rustc\/|\.cargo\/registry|\/libc\.so|libasan|libc_start|_start\b|\?\?:/;
+  /\(node:|node:internal|node_modules|vgpreload|\/usr\/libexec\/valgrind|\(internal\/|\(<anonymous>\)|\/usr\/(lib|include|share)\/|\/lib\/python\d|site-packages|dist-packages|<frozen |java\.base\/|jdk\.internal|\bat (java|javax|jdk|sun)\.|\/rustc\/|\.cargo\/registry|\/libc\.so|libasan|libc_start|_start\b|\?\?:/;
+
+/** Boilerplate around errors that says nothing itself (maven's and npm's footers, usage text). */
+const NOISE =
+  /^\[ERROR\]\s*$|^\[ERROR\] (-> \[Help 1\]|To see the full stack trace|Re-run Maven using|For more information about the errors|\[Help 1\] http)|^npm (ERR!|error)\s*$|^npm (ERR!|error) +\[--|^npm (ERR!|error) (A complete log of this run|aliases:|Run "npm help)/;
 
 /** Any rule at all: one pass of one pattern rejects most lines of a long log fast. */
 const ANY_RULE = new RegExp(LINE_RULES.map((r) => `(?:${r.re.source})`).join('|'), 'i');
@@ -153,7 +194,7 @@ export interface LineClass {
   kind: LineKind;
   family: string;
   attach: 'next' | 'prev';
-  /** A frame in a runtime, standard library or dependency. */
+  /** A frame, a location or an error in a runtime, a standard library or a dependency. */
   library: boolean;
   /** Where in the line the rule matched (a long line is clipped around it). */
   at: number;
@@ -162,11 +203,14 @@ export interface LineClass {
 /** The first rule that matches the line, or undefined for an ordinary line. */
 export function classifyLine(line: string): LineClass | undefined {
   const text = line.length > CLASSIFY_CHARS ? line.slice(0, CLASSIFY_CHARS) : line;
-  if (!text.trim() || !ANY_RULE.test(text)) return undefined;
+  if (!text.trim() || !ANY_RULE.test(text) || NOISE.test(text)) return undefined;
   for (const rule of LINE_RULES) {
     const m = rule.re.exec(text);
     if (!m) continue;
-    const library = rule.kind === 'frame' && LIBRARY_FRAME.test(text);
+    // An error located in a library's header (a C++ template's) ranks after the project's own.
+    const library =
+      (rule.kind === 'frame' || rule.kind === 'location' || (rule.kind === 'error' && m.index === 0)) &&
+      LIBRARY_FRAME.test(text.slice(0, 200));
     return { kind: rule.kind, family: rule.family, attach: rule.attach ?? 'prev', library, at: m.index };
   }
   return undefined;

@@ -71,7 +71,7 @@ describe('keyLines', () => {
     expect(keyLines(text)).toEqual([
       'ValueError: bad literal',
       'src/app.ts:12:5: error TS2322',
-      `FAILED tests/test_a.py::test_x - ${'x'.repeat(200 - 33)}…`,
+      `FAILED tests/test_a.py::test_x - ${'x'.repeat(120 - 33)}…${'x'.repeat(80)}`,
     ]);
   });
 
@@ -99,6 +99,64 @@ describe('keyLines', () => {
       "src/a.c:90:12: error: 'count' undeclared (first use in this function)",
       'make: *** [Makefile:4: a.o] Error 1',
     ]);
+  });
+
+  test('thousands of warnings do not crowd out the one error between them', () => {
+    const warn = (i: number) => `src/m${i}.c:${i}:5: warning: unused variable 'v${i}' [-Wunused-variable]`;
+    const text = [
+      ...Array.from({ length: 2000 }, (_, i) => warn(i)),
+      "src/m60.c:9:26: error: 'missing_symbol' undeclared (first use in this function)",
+      'make: *** [Makefile:7: src/m60.o] Error 1',
+      ...Array.from({ length: 2000 }, (_, i) => warn(i + 2000)),
+      "make: Target 'all' not remade because of errors.",
+    ].join('\n');
+    expect(keyLines(text, { exitCode: 2 })).toEqual([
+      "src/m60.c:9:26: error: 'missing_symbol' undeclared (first use in this function)",
+      'make: *** [Makefile:7: src/m60.o] Error 1',
+      "make: Target 'all' not remade because of errors.",
+    ]);
+  });
+
+  test('colour codes are taken out before lines are read', () => {
+    const text =
+      "\x1b[96msrc/a.ts\x1b[0m:\x1b[93m3\x1b[0m:\x1b[93m10\x1b[0m - \x1b[91merror\x1b[0m\x1b[90m TS18048: \x1b[0m'u.email' is possibly 'undefined'.\n";
+    expect(keyLines(text, { exitCode: 2 })).toEqual(["src/a.ts:3:10 - error TS18048: 'u.email' is possibly 'undefined'."]);
+  });
+
+  test("a failing test's exception, printed indented below its name, stays with it", () => {
+    const text = [
+      '✔ parses ports (0.4ms)',
+      '✖ rejects out of range (0.58ms)',
+      '  AssertionError [ERR_ASSERTION]: Missing expected exception (RangeError).',
+      '      at TestContext.<anonymous> (/app/test/lib.test.js:7:12)',
+      '      at Test.runInAsyncScope (node:async_hooks:206:9)',
+      'ℹ fail 1',
+    ].join('\n');
+    expect(keyLines(text, { exitCode: 1 })).toEqual([
+      '✖ rejects out of range (0.58ms)',
+      'AssertionError [ERR_ASSERTION]: Missing expected exception (RangeError).',
+      'at TestContext.<anonymous> (/app/test/lib.test.js:7:12)',
+      'ℹ fail 1',
+    ]);
+  });
+
+  test('a failed run with only a verdict keeps the error words before it; with nothing at all, its last lines', () => {
+    const make = [
+      'mkdir -p dist',
+      'cp -r assets/ dist/',
+      "cp: cannot stat 'assets/': No such file or directory",
+      'make: *** [Makefile:7: install] Error 1',
+    ];
+    expect(keyLines(make.join('\n'), { exitCode: 2 })).toEqual([make[2], make[3]]);
+    expect(keyLines('loading\nconfig key db.port missing\n', { exitCode: 255 })).toEqual(['loading', 'config key db.port missing']);
+  });
+
+  test('a long line keeps its start and its end, where the cause often is', () => {
+    const line = `UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block, ${'or by rejecting a promise which was not handled with .catch(). '.repeat(2)}The promise rejected with the reason "quota exceeded".`;
+    const [kept] = keyLines(line, { exitCode: 1 });
+    expect(kept!.length).toBeLessThanOrEqual(201);
+    expect(kept!.startsWith('UnhandledPromiseRejection: This error')).toBe(true);
+    expect(kept!.endsWith('with the reason "quota exceeded".')).toBe(true);
   });
 
   test('a failed run with no error line keeps its warnings, else its loose error words', () => {

@@ -38,6 +38,20 @@ const EXAMPLES: Array<[string, string]> = [
   ['    #0 0x5651a20395aa in read_record /w/reader.c:12', 'frame'],
   ['==22997==    at 0x109188: average (prog.c:8)', 'frame'],
   ["src/a.c:3:5: warning: unused variable 'v' [-Wunused-variable]", 'warning'],
+  ["src/a.ts:3:10 - error TS18048: 'u.email' is possibly 'undefined'.", 'error'],
+  ['  ✖ rejects out of range (0.58ms)', 'test'],
+  ['ℹ fail 4', 'verdict'],
+  ['4 failed, 4 passed in 0.14s', 'verdict'],
+  ['***Test Failed*** 2 failures.', 'verdict'],
+  ['33% tests passed, 2 tests failed out of 3', 'verdict'],
+  ['[INFO] BUILD FAILURE', 'verdict'],
+  ["terminate called after throwing an instance of 'std::out_of_range'", 'error'],
+  ['config key db.port missing at script.pl line 3.', 'error'],
+  ['main.cpp:13:12:   required from here', 'location'],
+  ['note: test did not panic as expected at src/lib.rs:14:8', 'detail'],
+  ['2026-11-24 22:19:00,351 ERROR record 9137 could not be normalized', 'error'],
+  ['[2026-11-24 22:19:00] FATAL db: pool exhausted', 'error'],
+  ['time=2026-11-24T22:19:00Z level=error msg="pool exhausted"', 'error'],
 ];
 
 describe('classifyLine', () => {
@@ -51,6 +65,10 @@ describe('classifyLine', () => {
       './tests/test_errors.py',
       './fail2ban.conf',
       './docs/ERROR.md',
+      'test_levels.py::test_level_roundtrip[ERROR] PASSED',
+      '✔ maps FATAL level to exit code 2 (0.2ms)',
+      '    Handle ERROR responses from the payment API',
+      '        raise ValidationError("port missing")',
       'timeout.go',
       'assert.h',
     ]) {
