@@ -516,8 +516,11 @@ async function benchTokens() {
       const needed = readFileSync(join(dir, 'needed'), 'utf8')
         .split('\n')
         .filter((p) => p.trim());
-      const missing = needed.filter((part) => {
-        const lines = text.filter((l) => l.includes(part)).map((l) => l.trim());
+      // Colour codes are no part of what the model is shown (key lines are read without them).
+      const plain = (s) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+      const missing = needed.filter((raw) => {
+        const part = plain(raw);
+        const lines = text.filter((l) => l.includes(raw)).map((l) => plain(l).trim());
         return !lines.some((l) => seen.includes(l) || (l.length > 200 && (answer.keyLines ?? []).some((k) => k.includes(part))));
       });
       rows.push({

@@ -44,6 +44,16 @@ ITEMS=(
   bash-set-e
   exit0-file-listing
   pytest-all-passed
+  node-test-spec
+  tsc-pretty
+  big-log-warnings
+  pytest-param
+  doctest
+  cpp-template
+  jest-snap
+  make-recipe-tool
+  exit0-pytest-levels
+  exit0-node-spec
 )
 
 declare -A CMD=(
@@ -73,6 +83,16 @@ declare -A CMD=(
   [bash-set-e]='./deploy.sh staging'
   [exit0-file-listing]='find . -type f | sort'
   [pytest-all-passed]='python3 -m pytest -v'
+  [node-test-spec]='node --test --test-reporter=spec'
+  [tsc-pretty]="$BIN/tsc -p . --pretty"
+  [big-log-warnings]='make -k'
+  [pytest-param]='python3 -m pytest -q'
+  [doctest]='python3 -m doctest stats.py'
+  [cpp-template]='g++ -c main.cpp'
+  [jest-snap]="$BIN/jest --rootDir . --config '{}' --ci"
+  [make-recipe-tool]='make'
+  [exit0-pytest-levels]='python3 -m pytest -v'
+  [exit0-node-spec]='node --test --test-reporter=spec'
 )
 
 # Preparation that is not part of the recorded command.
@@ -80,6 +100,7 @@ setup_item() {
   case "$1" in
     cat-mixed-binary) gzip -n logs/app-2.log ;; # -> logs/app-2.log.gz, between the two text logs
     long-build-log) python3 gen.py ;;           # writes src/codec_001.c ... src/codec_400.c
+    big-log-warnings) python3 gen.py ;;         # writes src/m1.c ... src/m120.c
     segfault) gcc -g -O0 -o prog prog.c ;;
     java-exception) javac Main.java ;;
     *) ;;

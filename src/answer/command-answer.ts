@@ -1,7 +1,7 @@
 import type { ExecResult } from '../sandbox/exec-types.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 import { swallowed } from '../debug.js';
-import { clipLine, KEY_LINE_BUDGET, keyLines, scanLog, selectKeyLines } from './key-lines.js';
+import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLines, scanLog, selectKeyLines } from './key-lines.js';
 import { signalOfExit } from './signals.js';
 
 export { keyLines } from './key-lines.js';
@@ -160,7 +160,8 @@ export async function buildCommandAnswer(
   options: { thresholdBytes?: number; summarizer?: OutputSummarizer; signal?: AbortSignal } = {},
 ): Promise<CommandAnswer> {
   const threshold = options.thresholdBytes ?? DEFAULT_SUMMARY_THRESHOLD_BYTES;
-  const output = combinedOutput(r);
+  // Colour codes cost tokens and say nothing to a model: the text without them.
+  const output = combinedOutput(r).replace(ANSI_ESCAPE, '');
   const killedBy = r.timedOut || r.canceled || r.oomKilled || r.diskLimitHit || r.reason ? undefined : signalOfExit(r.exitCode);
   // Field order is what the model reads first: the exit, then the output, then the details.
   const answer = (text: Pick<CommandAnswer, 'output' | 'summary' | 'summaryKind'>, key?: string[]): CommandAnswer => ({

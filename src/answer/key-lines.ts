@@ -30,7 +30,7 @@ export interface KeyLineBudget {
   chars: number;
 }
 
-export const KEY_LINE_BUDGET: Readonly<KeyLineBudget> = { lines: 20, chars: 1600 };
+export const KEY_LINE_BUDGET: Readonly<KeyLineBudget> = { lines: 28, chars: 1600 };
 /** Longer lines are clipped, around what made them key lines. */
 export const MAX_LINE_CHARS = 200;
 /** Of a clipped line whose key part is at its start: this much of the start, the rest of the end. */
@@ -46,7 +46,7 @@ const FAR_GAP = 40;
 /** Per failure, at most: */
 const MAX_DETAILS = 5;
 const MAX_FRAMES = 4;
-const MAX_DIFF = 4;
+const MAX_DIFF = 6;
 /** Verdict lines kept, counted from the end. */
 const MAX_VERDICTS = 2;
 /** Loose error words a failed run with nothing better keeps: the last ones, then the first ones. */
@@ -135,7 +135,7 @@ class CandidatePool {
 
 const WEAK_KINDS = new Set(['warning', 'mention', 'diff']);
 // eslint-disable-next-line no-control-regex -- the escape character starts what is removed
-const ANSI_ESCAPE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
+export const ANSI_ESCAPE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
 
 const CONTINUATION: LineClass = { kind: 'detail', family: 'continuation', attach: 'prev', library: false, at: 0 };
 

@@ -137,6 +137,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'pytest', kind: 'detail', re: /^E\s+\S/ },
   { family: 'javac/tap', kind: 'detail', re: /^\s*(symbol|location|required|found|reason):\s+\S|^\s+error: '.+'$/ },
   { family: 'c++', kind: 'detail', re: /^\s+what\(\):\s/ },
+  { family: 'jest', kind: 'detail', re: /^\s*Snapshot name: / },
   {
     family: 'cargo test',
     kind: 'detail',

@@ -51,14 +51,21 @@ function replay(name: string): ExecResult {
   };
 }
 
-/** The whole lines of the output that hold each needed part, trimmed (as key lines are). */
+/** Colour codes: the answer shows the text without them. */
+// eslint-disable-next-line no-control-regex -- the escape character starts what is removed
+const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
+
+/** The whole lines of the output that hold each needed part, trimmed and without colour codes (as key lines are). */
 function neededLines(name: string): Array<{ part: string; lines: string[] }> {
   const dir = join(CORPUS, name);
   const text = `${readFileSync(join(dir, 'stdout'), 'utf8')}\n${readFileSync(join(dir, 'stderr'), 'utf8')}`.split('\n');
   return readFileSync(join(dir, 'needed'), 'utf8')
     .split('\n')
     .filter((p) => p.trim() !== '')
-    .map((part) => ({ part, lines: [...new Set(text.filter((l) => l.includes(part)).map((l) => l.trim()))] }));
+    .map((part) => ({
+      part: part.replace(ANSI, ''),
+      lines: [...new Set(text.filter((l) => l.includes(part)).map((l) => l.replace(ANSI, '').trim()))],
+    }));
 }
 
 const tokens: Record<string, number> = {};

@@ -1,0 +1,6 @@
+const { render } = require('../render');
+describe('broken', () => {
+  it('works', () => {
+    expect(render({ name: 'x' }).tag).toBe('div')
+  };
+});

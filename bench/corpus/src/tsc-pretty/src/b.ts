@@ -1,0 +1,2 @@
+import { label, missing } from './a';
+const n: number = label({ id: 1, name: 'x' });
