@@ -96,6 +96,8 @@ export interface ExecSpec {
   env?: string[];
   workdir?: string;
   user?: string;
+  /** Bytes for the command's stdin, then end of input. Without it the command has no stdin. */
+  stdin?: Buffer;
 }
 
 /**

@@ -367,7 +367,7 @@ export class DockerEngine implements ContainerEngine {
         Env: spec.env,
         WorkingDir: spec.workdir,
         User: spec.user,
-        AttachStdin: false,
+        AttachStdin: spec.stdin !== undefined,
         AttachStdout: true,
         AttachStderr: true,
         Tty: false,
@@ -380,7 +380,9 @@ export class DockerEngine implements ContainerEngine {
     const demux = new FrameDemuxer(onOutput);
     let stream: ExecStream;
     try {
-      stream = await openExecStream(this.transport, exec.id, (buf, start, end) => demux.push(buf.subarray(start, end)));
+      stream = await openExecStream(this.transport, exec.id, (buf, start, end) => demux.push(buf.subarray(start, end)), {
+        ...(spec.stdin ? { stdin: spec.stdin } : {}),
+      });
     } catch (e) {
       if (e instanceof ExecStartError) {
         const err = { statusCode: e.statusCode, message: e.message };

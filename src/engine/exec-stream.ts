@@ -20,7 +20,8 @@ import tls from 'node:tls';
  * `Connection: Upgrade` and `Upgrade: tcp`; the engine answers `101 UPGRADED` (or, from
  * engines that ignore the upgrade, `200 OK`) and the connection then carries the raw
  * multiplexed stream until the process ends. Any other status is an error, with a JSON
- * body `{ "message": ... }`.
+ * body `{ "message": ... }`. With `stdin`, the exec was created with AttachStdin: the bytes
+ * are written once the stream is live, and the write half closed (the command sees EOF).
  */
 
 /** How to open a connection to the engine. */
@@ -65,7 +66,7 @@ export function openExecStream(
   transport: EngineTransport,
   execId: string,
   onBytes: (buf: Buffer, start: number, end: number) => void,
-  options: { answerTimeoutMs?: number } = {},
+  options: { answerTimeoutMs?: number; stdin?: Buffer } = {},
 ): Promise<ExecStream> {
   const answerTimeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   return new Promise((resolveOpen, rejectOpen) => {
@@ -127,6 +128,9 @@ export function openExecStream(
         clearTimeout(answerTimer);
         phase = 'stream';
         resolveOpen({ ended, destroy: () => socket?.destroy() });
+        // The command's stdin: written whole, then our half of the connection is closed,
+        // which the engine passes on as the end of the command's input.
+        if (options.stdin) socket?.end(options.stdin);
         if (rest.length) onBytes(rest, 0, rest.length);
         return;
       }

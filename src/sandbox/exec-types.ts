@@ -10,6 +10,11 @@ export interface ExecOptions {
   env?: Record<string, string>;
   /** Short label for the log file name. @default the command's first word */
   label?: string;
+  /**
+   * The command's standard input, then end of input: how a program's text reaches the
+   * container without passing through a command line. Without it, stdin is empty.
+   */
+  stdin?: string | Buffer;
 }
 
 /**

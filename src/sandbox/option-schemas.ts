@@ -26,6 +26,7 @@ export const StartOptionsSchema = z.looseObject({
   cpus: z.number().min(BOUNDS.cpus.min).max(BOUNDS.cpus.max).optional(),
   pids: whole(BOUNDS.pids).optional(),
   ttlSeconds: whole(BOUNDS.ttlSeconds).optional(),
+  tmpfsBytes: whole(BOUNDS.tmpfsBytes).optional(),
   workdir: absolutePath.optional(),
   env: environment.optional(),
 });
@@ -35,6 +36,10 @@ export const ExecOptionsSchema = z.looseObject({
   workdir: absolutePath.optional(),
   env: environment.optional(),
   label: z.string().optional(),
+  stdin: z
+    .union([z.string(), z.instanceof(Buffer)])
+    .refine((v) => Buffer.byteLength(v) <= BOUNDS.stdinBytes.max, `at most ${BOUNDS.stdinBytes.max} bytes`)
+    .optional(),
 });
 
 /** @throws SandboxError INVALID_ARGUMENT naming each option that is out of bounds. */

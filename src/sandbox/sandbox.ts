@@ -175,7 +175,12 @@ export class Sandbox implements AsyncDisposable {
     const env = [execMark, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
     return this.deps.engine.exec(
       this.id,
-      { cmd: wrapCommand(command), env, workdir: options.workdir ?? this.info.workdir },
+      {
+        cmd: wrapCommand(command),
+        env,
+        workdir: options.workdir ?? this.info.workdir,
+        ...(options.stdin !== undefined ? { stdin: Buffer.from(options.stdin) } : {}),
+      },
       capture.onOutput,
     );
   }
