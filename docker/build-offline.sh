@@ -83,7 +83,7 @@ build_python() {
   mkdir -p "$root/workspace"
   tar -C "$root" -c . | docker import \
     -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    -c 'ENV LANG=C.UTF-8' -c 'WORKDIR /workspace' -c 'CMD ["/bin/bash"]' \
+    -c 'ENV LANG=C.UTF-8' -c 'WORKDIR /workspace' -c 'CMD ["sleep", "infinity"]' \
     -c 'LABEL org.opencontainers.image.title=genaicode-docker/sandbox-python' \
     - "$img" >/dev/null
   check_runs "$img" /bin/bash -c 'python3 -c "import json, sqlite3" && curl --version >/dev/null'

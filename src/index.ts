@@ -36,3 +36,12 @@ export { PACKAGE_VERSION } from './version.js';
 export { createDockerPlugin, type DockerPluginOptions } from './prompt/create-plugin.js';
 export { buildCommandAnswer, extractiveSummary, keyLines, type CommandAnswer, type OutputSummarizer } from './answer/command-answer.js';
 export type { HostServices } from './prompt/host/host-services.js';
+export {
+  CodeExecutor,
+  CODE_LANGUAGES,
+  type CodeExecutorOptions,
+  type CodeLanguage,
+  type CodeRequest,
+  type CodeRun,
+} from './code/code-executor.js';
+export { buildCodeAnswer, type CodeAnswer } from './code/code-answer.js';

@@ -6,6 +6,8 @@ import { parseByteSize, type Config } from '../config/config-schema.js';
 import { isSandboxError } from '../errors.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { cleanup } from './cleanup.js';
+import { code } from './code.js';
+import { CODE_LANGUAGES, type CodeLanguage } from '../code/code-executor.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { run } from './run.js';
@@ -21,6 +23,12 @@ const commandOutput = (line: string) => process.stdout.write(`${line}\n`);
 
 function config(): Config {
   return loadConfig();
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function positiveInt(value: string): number {
@@ -66,6 +74,19 @@ program
       commandOutput,
       err,
     );
+  });
+
+program
+  .command('code')
+  .description('run a Python or bash snippet the way codeExecute does (code on stdin of the sandbox, never on a command line)')
+  .addOption(new Option('--language <language>', 'python or bash').choices([...CODE_LANGUAGES]).makeOptionMandatory())
+  .option('--one-shot', 'a fresh container for this snippet (the default keeps one alive; here it is removed at the end either way)', false)
+  .option('--timeout-seconds <n>', 'kill the snippet after this many seconds', positiveInt)
+  .option('--json', 'print the answer the model gets as one line of JSON', false)
+  .argument('<code>', 'the program text, or - to read it from stdin')
+  .action(async (source: string, o: { language: CodeLanguage; oneShot: boolean; timeoutSeconds?: number; json: boolean }) => {
+    const text = source === '-' ? await readStdin() : source;
+    process.exitCode = await code(config(), text, o, commandOutput, err);
   });
 
 program

@@ -16,6 +16,7 @@ const USER_ONLY: Array<{ path: string[]; why: string }> = [
   { path: ['user'], why: 'who containers run as' },
   { path: ['allowRootWithWritableMounts'], why: 'whether a container may write host files as root' },
   { path: ['mountAllow'], why: 'which host folders may be mounted' },
+  { path: ['codeExecute', 'mounts'], why: 'which host folders code sandboxes mount' },
 ];
 
 function get(obj: unknown, path: string[]): unknown {

@@ -2,6 +2,7 @@ import type { Plugin } from './host/genaicode-types.js';
 import { createPluginRuntime, type DockerPluginOptions } from './plugin-runtime.js';
 import { createDockerActionHandlers } from './steps/step-ask-question/handlers/docker.js';
 import { createRunContainerTaskHandler } from './steps/step-ask-question/handlers/run-container-task.js';
+import { createCodeExecuteHandler } from './steps/step-ask-question/handlers/code-execute.js';
 import { dockerSystemPrompt, installSystemPrompt } from './system-prompt.js';
 import { swallowed } from '../debug.js';
 
@@ -40,6 +41,10 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
   }, 0).unref();
   return {
     name: 'genaicode-docker',
-    actionHandlers: { ...createDockerActionHandlers(runtime), runContainerTask: createRunContainerTaskHandler(runtime) },
+    actionHandlers: {
+      ...createDockerActionHandlers(runtime),
+      runContainerTask: createRunContainerTaskHandler(runtime),
+      codeExecute: createCodeExecuteHandler(runtime),
+    },
   };
 }

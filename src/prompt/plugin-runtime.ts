@@ -5,6 +5,7 @@ import type { ContainerEngine } from '../engine/container-engine.js';
 import { genaicodeHost, type HostServices } from './host/host-services.js';
 import { checkImageAllowed } from '../policy/policy.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { CodeExecutor } from '../code/code-executor.js';
 
 export interface DockerPluginOptions {
   /** Configuration passed in code; wins over .genaicode-docker.json and GENAICODE_DOCKER_*. */
@@ -25,6 +26,8 @@ export interface DockerPluginOptions {
 export interface PluginRuntime {
   config(): Config;
   manager(): SandboxManager;
+  /** codeExecute's executor (its kept-alive container is the manager's, removed with the others). */
+  codeExecutor(): CodeExecutor;
   host(): Promise<HostServices>;
   /** The image allowlist, checked before the user is asked to confirm anything. */
   checkImage(image: string): void;
@@ -49,6 +52,7 @@ function displaySafeHost(host: HostServices): HostServices {
 export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRuntime {
   let config: Config | undefined;
   let manager: SandboxManager | undefined;
+  let codeExecutor: CodeExecutor | undefined;
   let host: HostServices | undefined;
   const runtime: PluginRuntime = {
     config() {
@@ -58,6 +62,10 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
     manager() {
       manager ??= new SandboxManager({ config: runtime.config(), ...(options.engine ? { engine: options.engine } : {}) });
       return manager;
+    },
+    codeExecutor() {
+      codeExecutor ??= new CodeExecutor({ manager: runtime.manager() });
+      return codeExecutor;
     },
     host: async () => {
       host ??= displaySafeHost(options.host ?? (await genaicodeHost()));

@@ -22,6 +22,16 @@ export function dockerSystemPrompt(config: Config | undefined, actions: { task: 
       "Example: runContainerTask({ image: 'genaicode-docker/sandbox-python:latest', taskDescription: 'Write fib.py printing the first 10 Fibonacci numbers, run it, and check the output.' })",
     );
   }
+  if (config?.codeExecute.enabled ?? true) {
+    const c = config?.codeExecute;
+    lines.push(
+      'To run a snippet of code without managing a container:',
+      '• plugin:codeExecute({ language: "python" | "bash", code, timeoutSeconds? })',
+      `It has python3, bash and curl; ${c ? `${Math.round(c.memory / 1024 ** 2)} MiB, ${c.cpus} CPU, network ${c.network}, ${c.timeoutSeconds} s limit by default` : 'tight limits'}; the root is read-only, /tmp is writable. ` +
+        'Calls reuse one container: keep state in files under /tmp, and expect it gone when the answer says stateLost. ' +
+        'Patterns: process data with Python and print JSON; fetch with curl (only when the network is on); prefer several small calls to one long one; print only what you need (long output is cut).',
+    );
+  }
   if (config) {
     lines.push(
       `Sandbox: default image ${config.images.default}; allowed images ${(config.images.projectAllow ?? config.images.allow).join(', ')}; ` +

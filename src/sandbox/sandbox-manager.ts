@@ -39,6 +39,8 @@ export interface StartOptions {
   pids?: number;
   /** @default config.readOnlyRoot */
   readOnlyRoot?: boolean;
+  /** Size of the tmpfs mounts of a read-only root (/tmp, the working folder). @default config.tmpfsSize */
+  tmpfsBytes?: number;
   /** Host paths to mount; each must be on the mount allowlist. */
   mounts?: MountRequest[];
   env?: Record<string, string>;
@@ -189,8 +191,8 @@ export class SandboxManager {
     const readOnlyRoot = options.readOnlyRoot ?? c.readOnlyRoot;
     const tmpfs: TmpfsMount[] = readOnlyRoot
       ? [
-          { path: '/tmp', sizeBytes: c.tmpfsSize },
-          ...(mounts.some((m) => m.containerPath === workdir) ? [] : [{ path: workdir, sizeBytes: c.tmpfsSize }]),
+          { path: '/tmp', sizeBytes: options.tmpfsBytes ?? c.tmpfsSize },
+          ...(mounts.some((m) => m.containerPath === workdir) ? [] : [{ path: workdir, sizeBytes: options.tmpfsBytes ?? c.tmpfsSize }]),
         ]
       : [];
     const memoryBytes = options.memoryBytes ?? c.limits.memory;
@@ -223,7 +225,8 @@ export class SandboxManager {
         engine: this.engine,
         logs: this.logs,
         exec: c.exec,
-        disk: { limitBytes: c.limits.disk, measured: this.diskEnforcement !== 'engine' },
+        // A read-only root has no writable layer to grow: nothing to measure (its tmpfs mounts have their own size).
+        disk: { limitBytes: c.limits.disk, measured: this.diskEnforcement !== 'engine' && !readOnlyRoot },
         onStopped: (s) => this.forget(s.id),
       },
     );

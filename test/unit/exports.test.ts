@@ -4,7 +4,9 @@ test('src/index.ts has exactly these runtime named exports (and no default)', ()
   expect(Object.keys(api).sort()).toEqual(
     [
       'CANCELED_EXIT_CODE',
+      'CODE_LANGUAGES',
       'CONFIG_FILE_NAME',
+      'CodeExecutor',
       'ConfigSchema',
       'DEFAULT_ALLOWED_IMAGES',
       'DEFAULT_IMAGE',
@@ -18,6 +20,7 @@ test('src/index.ts has exactly these runtime named exports (and no default)', ()
       'SandboxError',
       'SandboxManager',
       'TIMEOUT_EXIT_CODE',
+      'buildCodeAnswer',
       'buildCommandAnswer',
       'createDockerPlugin',
       'extractiveSummary',
