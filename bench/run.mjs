@@ -517,6 +517,7 @@ async function benchTokens() {
         .split('\n')
         .filter((p) => p.trim());
       // Colour codes are no part of what the model is shown (key lines are read without them).
+      // eslint-disable-next-line no-control-regex -- the escape character starts what is removed
       const plain = (s) => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
       const missing = needed.filter((raw) => {
         const part = plain(raw);
