@@ -72,6 +72,11 @@ export class ContainerHelpers {
   }
 }
 
+/**
+ * A pause inside an operation someone awaits. Not unref'd: when it is all that is left (the
+ * command's connection already closed), an unref'd timer would let the process exit with
+ * the operation unfinished (genaicode awaits its handlers at the top level: exit code 13).
+ */
 function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
+  return new Promise((r) => setTimeout(r, ms));
 }
