@@ -68,6 +68,8 @@ interface Kept {
   sandbox: Sandbox;
   executions: number;
   lastUsed: number;
+  /** The last call ended abnormally (a timeout, a cancel, a limit, a container in doubt): look before reuse. */
+  doubtful: boolean;
 }
 
 /** A one-shot container lives this long past its call's time limit, at most (its dead-man switch). */
@@ -171,7 +173,7 @@ export class CodeExecutor {
     let container: CodeRun['container'] = 'reused';
     for (let attempt = 0; ; attempt++) {
       if (!this.kept) {
-        this.kept = { sandbox: await this.start(request), executions: 0, lastUsed: this.now() };
+        this.kept = { sandbox: await this.start(request), executions: 0, lastUsed: this.now(), doubtful: false };
         container = 'new';
       }
       const kept = this.kept;
@@ -179,6 +181,7 @@ export class CodeExecutor {
       kept.lastUsed = this.now();
       try {
         const result = await this.run(kept.sandbox, request, timeoutMs);
+        kept.doubtful = result.timedOut || result.canceled || result.oomKilled || result.diskLimitHit || result.reason !== undefined;
         return {
           result,
           language: request.language,
@@ -210,7 +213,10 @@ export class CodeExecutor {
       why = `the container was idle for more than ${c.idleTimeoutMinutes} min (codeExecute.idleTimeoutMinutes)`;
     else if (k.sandbox.info.expiresAt.getTime() - now < timeoutMs + EXPIRY_MARGIN_MS)
       why = 'the container reached the end of its lifetime (ttlSeconds)';
-    else {
+    else if (k.doubtful) {
+      // After a normal call the next exec is the check: one that finds the container gone
+      // fails before the code runs, and the call is run again in a new one (keepAlive).
+      // After an abnormal end, look first (2 ms): the container may have been stopped.
       const state = await this.options.manager.engine.inspectContainer(k.sandbox.id).catch((e: unknown) => {
         swallowed('checking the kept-alive code container', e);
         return undefined;
