@@ -1,10 +1,43 @@
-# Runs a snippet that arrives on stdin: sh -c RUN_CODE run-code <interpreter> <file name>.
-# The code never passes through a command line: it is written to a new folder under /tmp,
-# run with no stdin of its own, and the folder is removed afterwards (a kept-alive sandbox
-# would otherwise fill its /tmp). The exit code is the snippet's (128 + N after signal N).
-d=$(mktemp -d /tmp/code.XXXXXX) || exit 125
-cat > "$d/$2" || { rm -rf "$d"; exit 125; }
-"$1" "$d/$2" < /dev/null
+# Runs a snippet that arrives on stdin: sh -c RUN_CODE run-code <python|bash>.
+# The code never passes through a command line or a file: python3 reads its program from
+# stdin (`python3 -`); bash reads it from fd 3 (the same stdin), with /dev/null as the
+# script's own stdin, so a command in it that reads stdin cannot eat the rest of the script,
+# and a full /tmp cannot stop it. Before and after the snippet, every process an earlier
+# snippet left running (setsid, double forks, nohup) is killed: nothing but the container's
+# init (pid 1) and its keep-alive (the oldest other process) outlives a call.
+clean() {
+  keep=""
+  oldest=""
+  for d in /proc/[0-9]*; do
+    q=${d#/proc/}
+    [ "$q" = 1 ] && continue
+    s=""
+    { read -r s < "$d/stat"; } 2>/dev/null || continue
+    s=${s##*) }
+    # shellcheck disable=SC2086 # split the stat fields; ${20} is the start time
+    set -- $s
+    if [ -z "$oldest" ] || [ "${20}" -lt "$oldest" ]; then
+      oldest=${20}
+      keep=$q
+    fi
+  done
+  left=""
+  for d in /proc/[0-9]*; do
+    q=${d#/proc/}
+    case " 1 $keep $$ $PPID " in *" $q "*) continue ;; esac
+    left="$left $q"
+  done
+  # shellcheck disable=SC2086 # a list of pids
+  [ -n "$left" ] && kill -s KILL $left 2>/dev/null
+  return 0
+}
+lang=$1
+clean
+case "$lang" in
+  python) python3 - ;;
+  bash) bash /dev/fd/3 3<&0 < /dev/null ;;
+  *) echo "run-code: unknown language $lang" >&2; exit 125 ;;
+esac
 rc=$?
-rm -rf "$d"
+clean
 exit "$rc"

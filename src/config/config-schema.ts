@@ -41,6 +41,13 @@ export const BOUNDS = {
   stdinBytes: { min: 0, max: 16 * 1024 ** 2 },
   codeTimeoutSeconds: { min: 1, max: 3600 },
 } as const;
+/**
+ * Folders a working directory may not be: with a read-only root a tmpfs is mounted on it,
+ * which would hide the system's files there (or, on /sys/fs/cgroup, let a command plant
+ * the counters the limit flags are read from).
+ */
+const SYSTEM_FOLDER = /^\/+(?:(?:proc|sys|dev|etc|usr|bin|sbin|lib\w*|boot|run|var\/run)(?:\/.*)?)?$/;
+
 /** codeExecute's image: Python 3, bash and curl (docker/sandbox-python). */
 export const CODE_IMAGE = 'genaicode-docker/sandbox-python:latest';
 export const CONFIG_FILE_NAME = '.genaicode-docker.json';
@@ -172,7 +179,14 @@ export const ConfigSchema = z
      */
     allowRootWithWritableMounts: z.boolean().default(false),
     /** Working directory inside containers. @default /workspace */
-    workdir: z.string().startsWith('/').default('/workspace'),
+    workdir: z
+      .string()
+      .startsWith('/')
+      .refine(
+        (p) => !SYSTEM_FOLDER.test(p),
+        'must not be / or a system folder (/proc, /sys, /dev, /etc, /usr, /bin, /sbin, /lib, /boot, /run, /var/run): with a read-only root a tmpfs is mounted there',
+      )
+      .default('/workspace'),
     /** Host paths that may be mounted into containers (nothing else may be). @default [] */
     mountAllow: z.array(MountAllow).default([]),
     /** Lifetime of a container: its keep-alive process ends by itself after this. @default 7200 */
@@ -297,6 +311,10 @@ export const ConfigSchema = z
         maxCodeBytes: byteSize(1, BOUNDS.stdinBytes.max).default('4m'),
       })
       .strict()
+      .refine((c) => c.timeoutSeconds <= c.maxTimeoutSeconds, {
+        message: 'timeoutSeconds (the default limit) must not be above maxTimeoutSeconds',
+        path: ['timeoutSeconds'],
+      })
       .default({}),
   })
   .strict();

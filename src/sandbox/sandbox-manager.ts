@@ -14,6 +14,7 @@ import {
   checkMounts,
   containerCapabilities,
   imageMatches,
+  type AddableCapability,
   type MountRequest,
   type NetworkMode,
 } from '../policy/policy.js';
@@ -41,6 +42,8 @@ export interface StartOptions {
   readOnlyRoot?: boolean;
   /** Size of the tmpfs mounts of a read-only root (/tmp, the working folder). @default config.tmpfsSize */
   tmpfsBytes?: number;
+  /** Capabilities added back on top of the minimal set (only ever fewer than configured). @default config.capAdd */
+  capAdd?: readonly AddableCapability[];
   /** Host paths to mount; each must be on the mount allowlist. */
   mounts?: MountRequest[];
   env?: Record<string, string>;
@@ -214,7 +217,7 @@ export class SandboxManager {
       readOnlyRoot,
       tmpfs,
       binds: mounts.map((m) => ({ hostPath: m.hostPath, containerPath: m.containerPath, readOnly: !m.writable })),
-      capAdd: containerCapabilities(c.capAdd),
+      capAdd: containerCapabilities((options.capAdd ?? c.capAdd).filter((cap) => c.capAdd.includes(cap))),
       autoRemove: true,
     };
     const id = await this.createWithDiskLimit(spec, c.limits.disk);

@@ -202,17 +202,17 @@ export class Sandbox implements AsyncDisposable {
       if (interrupted) return;
       interrupted = why;
       killing = (async () => {
-        const pid = await Promise.race([capture.protocol.waitForPid(), delay(2_000).then(() => undefined)]);
+        const pid = await within(capture.protocol.waitForPid(), 2_000);
         // Spared: only processes carrying the exact marker of another command running now.
         const otherMarks = [...this.running].filter((r) => r !== o.slot).map((r) => r.execMark);
         killReport = await this.helpers.killTree(pid ?? 0, o.execMark, otherMarks);
-        const drained = await Promise.race([
+        const drained = await within(
           live.done.then(
             () => true,
             () => true,
           ),
-          delay(KILL_DRAIN_MS).then(() => false),
-        ]);
+          KILL_DRAIN_MS,
+        );
         if (!drained) live.detach();
       })();
     };
@@ -377,4 +377,11 @@ export class Sandbox implements AsyncDisposable {
  */
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** `p`'s value, or undefined after `ms`; the timer is cleared as soon as `p` settles (nothing lingers). */
+function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

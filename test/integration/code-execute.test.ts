@@ -92,6 +92,41 @@ describe('limits', () => {
     });
   });
 
+  test('nothing a snippet starts outlives its call: daemons, double forks and a process-limit flood are gone for the next one', async () => {
+    await withExecutor(async (x) => {
+      const flood = await x.execute({
+        language: 'bash',
+        code: "setsid bash -c 'while :; do sleep 100000 & done' </dev/null >/dev/null 2>&1 & sleep 1; echo started",
+      });
+      expect(flood.result.stdout).toBe('started\n');
+      const daemon = await x.execute({
+        language: 'python',
+        code: 'import os, sys, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(1000)\n    os._exit(0)\nprint("forked")',
+      });
+      expect(daemon.result.stdout).toBe('forked\n');
+      const next = await x.execute({
+        language: 'bash',
+        code: 'for p in /proc/[0-9]*; do tr "\\0" " " < "$p/cmdline"; echo; done | grep -c "^sleep 1000" || true',
+      });
+      expect(next.result).toMatchObject({ exitCode: 0, stdout: '0\n', pidsLimitHit: false });
+      expect(next.container).toBe('reused');
+    });
+  });
+
+  test('a full /tmp does not stop the next snippet from running', async () => {
+    await withExecutor(async (x) => {
+      const fill = await x.execute({
+        language: 'python',
+        code: "try:\n    open('/tmp/fill', 'wb').write(b'x' * (80 * 1024 * 1024))\nexcept OSError as e:\n    print('full', e.errno)",
+      });
+      expect(fill.result.stdout).toBe('full 28\n');
+      const bash = await x.execute({ language: 'bash', code: 'echo still-runs' });
+      expect(bash.result).toMatchObject({ exitCode: 0, stdout: 'still-runs\n' });
+      const py = await x.execute({ language: 'python', code: 'print("py-runs")' });
+      expect(py.result.stdout).toBe('py-runs\n');
+    });
+  });
+
   test('the memory limit is hit and named', async () => {
     await withExecutor(
       async (x) => {

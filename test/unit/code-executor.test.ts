@@ -125,6 +125,7 @@ describe('CodeExecutor: keep-alive and one-shot', () => {
   test.each([
     [{ language: 'ruby', code: 'puts 1' }, /language must be one of python, bash/],
     [{ language: 'python', code: '   \n' }, /code is empty/],
+    [{ language: 'python', code: 'print("a")\n\0print("b")' }, /NUL byte/],
     [{ language: 'python', code: 'x'.repeat(2048) }, /at most 1024 \(codeExecute\.maxCodeBytes\)/],
     [{ language: 'python', code: 'print(1)', timeoutSeconds: 0 }, /from 1 to 60/],
     [{ language: 'python', code: 'print(1)', timeoutSeconds: 61 }, /from 1 to 60/],
@@ -154,6 +155,38 @@ describe('CodeExecutor: the sandbox profile and its hard bans', () => {
     expect(spec.tmpfs).toContainEqual({ path: '/tmp', sizeBytes: 64 * 1024 ** 2 });
     expect(Object.keys(spec)).not.toEqual(expect.arrayContaining(['privileged']));
     expect(JSON.stringify(spec)).not.toMatch(/privileged|docker\.sock|"host"|PidMode/i);
+  });
+
+  test('the minimal capabilities even when the configuration adds some for command containers', async () => {
+    const { engine, executor } = setup({}, { capAdd: ['NET_RAW', 'MKNOD', 'SYS_CHROOT'] });
+    await executor.execute({ language: 'python', code: 'print(1)' });
+    expect(engine.callsOf('createContainer')[0]![0].capAdd).toEqual([
+      'CHOWN',
+      'DAC_OVERRIDE',
+      'FOWNER',
+      'FSETID',
+      'KILL',
+      'SETGID',
+      'SETUID',
+    ]);
+  });
+
+  test.each(['/', '//', '/etc', '/usr/local/bin', '/proc/1', '/sys/fs/cgroup', '/dev', '/lib64', '/run', '/var/run/x'])(
+    'a working folder over system files (%s) is INVALID_CONFIG: a tmpfs would hide them',
+    (workdir) => {
+      let message = '';
+      try {
+        testConfig({ workdir });
+      } catch (e) {
+        message = `${(e as { code?: string }).code}: ${(e as Error).message}`;
+      }
+      expect(message).toMatch(/^INVALID_CONFIG.*workdir/);
+    },
+  );
+
+  test('a default time limit above the most a call may ask for is INVALID_CONFIG', () => {
+    expect(() => testConfig({ codeExecute: { maxTimeoutSeconds: 10 } })).toThrow(/timeoutSeconds/);
+    expect(testConfig({ codeExecute: { maxTimeoutSeconds: 10, timeoutSeconds: 10 } }).codeExecute.timeoutSeconds).toBe(10);
   });
 
   test('read-only root even when the general config says otherwise', async () => {

@@ -274,6 +274,18 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     expect(r.durationMs).toBeGreaterThanOrEqual(190);
   });
 
+  test('a timeout leaves no timer behind: the process can exit as soon as the answer is in', async () => {
+    const { sandbox } = await setup({
+      engine: { script: always({ frames: [out('working\n')], exitCode: null, hangUntilKilled: true }) },
+    });
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const r = await sandbox.exec('sleep 1000', { timeoutMs: 100 });
+    expect(r.timedOut).toBe(true);
+    // Before, the 2 s wait for the pid and the 5 s drain wait lingered after the answer.
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+
   test('timeout beside another command: only the exact markers of the commands still running are spared', async () => {
     const { engine, sandbox } = await setup({
       engine: { script: always({ frames: [out('working\n')], exitCode: null, hangUntilKilled: true }) },
