@@ -70,3 +70,16 @@ export function displayText(text: string, maxChars: number = DISPLAY_MAX_CHARS):
   }
   return cut.replace(UNSAFE, shown);
 }
+
+/**
+ * `text.slice(start, end)` that never cuts a character in two: a boundary that falls between
+ * the halves of a surrogate pair (an emoji, a rare CJK character) moves to the pair's start.
+ */
+export function sliceText(text: string, start: number, end = text.length): string {
+  const at = (i: number) => {
+    const k = Math.max(0, Math.min(text.length, i < 0 ? text.length + i : i));
+    const c = text.charCodeAt(k);
+    return k > 0 && c >= 0xdc00 && c <= 0xdfff && text.charCodeAt(k - 1) >= 0xd800 && text.charCodeAt(k - 1) <= 0xdbff ? k - 1 : k;
+  };
+  return text.slice(at(start), at(end));
+}

@@ -1,6 +1,7 @@
 import type { ExecResult } from '../sandbox/exec-types.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 import { swallowed } from '../debug.js';
+import { sliceText } from '../display-text.js';
 import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLines, scanLog, selectKeyLines } from './key-lines.js';
 import { signalOfExit } from './signals.js';
 
@@ -67,7 +68,7 @@ export function combinedOutput(r: Pick<ExecResult, 'stdout' | 'stderr'>): string
 /** Cuts a summary to `max` characters at the end of a sentence, or of a word. */
 function cutSummary(text: string, max: number): string {
   if (text.length <= max) return text;
-  const part = text.slice(0, max);
+  const part = sliceText(text, 0, max);
   const sentence = Math.max(part.lastIndexOf('. '), part.lastIndexOf('.\n'));
   if (sentence >= max / 3) return part.slice(0, sentence + 1);
   const word = part.lastIndexOf(' ');

@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { swallowed } from '../debug.js';
+import { sliceText } from '../display-text.js';
 import { isBinaryLine } from '../capture/stream-window.js';
 import { classifyLine, type LineClass } from './line-rules.js';
 
@@ -254,9 +255,9 @@ export function clipLine(raw: string, at = 0): string {
   if (line.length <= MAX_LINE_CHARS) return line;
   // What made it a key line is near the start: keep the start and the end (where a
   // message often says its cause: `...with the reason "quota exceeded"`).
-  if (pos < CLIP_HEAD - 40) return `${line.slice(0, CLIP_HEAD)}…${line.slice(line.length - (MAX_LINE_CHARS - CLIP_HEAD))}`;
+  if (pos < CLIP_HEAD - 40) return `${sliceText(line, 0, CLIP_HEAD)}…${sliceText(line, line.length - (MAX_LINE_CHARS - CLIP_HEAD))}`;
   const start = Math.min(pos - 40, line.length - MAX_LINE_CHARS);
-  return `…${line.slice(start, start + MAX_LINE_CHARS)}${start + MAX_LINE_CHARS < line.length ? '…' : ''}`;
+  return `…${sliceText(line, start, start + MAX_LINE_CHARS)}${start + MAX_LINE_CHARS < line.length ? '…' : ''}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { buildCommandAnswer, type OutputSummarizer } from '../answer/command-answer.js';
 import { ANSI_ESCAPE } from '../answer/key-lines.js';
+import { sliceText } from '../display-text.js';
 import type { CodeRun } from './code-executor.js';
 
 /**
@@ -38,7 +39,7 @@ function cut(text: string, max: number): string {
   if (text.length <= max) return text;
   const head = Math.floor(max * HEAD_SHARE);
   const tail = Math.max(0, max - head);
-  return `${text.slice(0, head)}\n[... ${text.length - head - tail} characters cut; the full output is in the log ...]\n${text.slice(text.length - tail)}`;
+  return `${sliceText(text, 0, head)}\n[... ${text.length - head - tail} characters cut; the full output is in the log ...]\n${sliceText(text, text.length - tail)}`;
 }
 
 /** Shares `max` characters between stdout and stderr: each gets what it needs, up to half, the rest goes to the other. */

@@ -309,6 +309,15 @@ describe('buildCodeAnswer: the output as the model gets it', () => {
     expect(a.logPath).toBe(r.result.logPath);
   });
 
+  test('a cut never splits a character in two (no lone surrogate reaches the model)', async () => {
+    for (const shift of [0, 1]) {
+      const text = `${'x'.repeat(shift)}${'😀'.repeat(5000)}`;
+      const a = await buildCodeAnswer(run({ stdout: text }), { maxOutputChars: 1001 });
+      expect(a.stdout.length).toBeLessThan(1100);
+      expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(a.stdout)).toBe(false);
+    }
+  });
+
   test('when both streams are long, each keeps a share and stderr is never crowded out', async () => {
     const out = 'o'.repeat(30_000);
     const err = 'e'.repeat(30_000);
