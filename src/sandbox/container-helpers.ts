@@ -43,7 +43,10 @@ export class ContainerHelpers {
    */
   async killTree(pid: number, execMark: string, otherMarks: readonly string[] = []): Promise<string> {
     let last = 'not run';
-    for (let attempt = 0; attempt < 20; attempt++) {
+    // Bounded in time, not only in tries: under a fork flood each try waits on a refused
+    // fork, and a timeout must still answer soon after its limit.
+    const deadline = Date.now() + KILL_TREE_DEADLINE_MS;
+    for (let attempt = 0; attempt < 20 && Date.now() < deadline; attempt++) {
       try {
         const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark, otherMarks.join(' ')]);
         last = r.stdout.trim() || `exit ${r.exitCode}`;
@@ -77,6 +80,9 @@ export class ContainerHelpers {
  * command's connection already closed), an unref'd timer would let the process exit with
  * the operation unfinished (genaicode awaits its handlers at the top level: exit code 13).
  */
+/** The longest a timeout's kill keeps trying before it answers with what survived. */
+const KILL_TREE_DEADLINE_MS = 5_000;
+
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
