@@ -330,7 +330,7 @@ export class Sandbox implements AsyncDisposable {
     }
     if (state?.running) return;
     this.lostBecause = state
-      ? `the container stopped while the command ran (${state.status}${state.exitCode !== null ? `, exit ${state.exitCode}` : ''}${state.oomKilled ? ', killed by the memory limit' : ''}): not by the timeout or a cancel, but from outside (docker stop or kill) or by an engine restart; the partial output is in the log`
+      ? `the container stopped while the command ran (${state.status}${state.exitCode !== null ? `, exit ${state.exitCode}` : ''}${state.oomKilled ? ', killed by the memory limit' : ''}): not by the timeout or a cancel: from outside (docker stop or kill), by an engine restart, or by a process in it that ended its keep-alive; the partial output is in the log`
       : 'the container was removed while the command ran (from outside, or by an engine restart); the partial output is in the log';
   }
 
