@@ -33,7 +33,7 @@ const WRAPPER = `${COUNTERS}\n${containerScript('exec-wrapper')}`;
 export const KILL_TREE_SCRIPT = containerScript('kill-tree');
 /** Prints the container's mount table (sandbox/mount-identity.ts reads it). */
 export const MOUNTINFO_SCRIPT = containerScript('mountinfo');
-/** Runs a snippet from stdin: `sh -c RUN_CODE_SCRIPT run-code <interpreter> <file name>` (code/code-executor.ts). */
+/** Runs a snippet from stdin, killing what earlier ones left running: `sh -c RUN_CODE_SCRIPT run-code <python|bash>` (code/code-executor.ts). */
 export const RUN_CODE_SCRIPT = containerScript('run-code');
 /** Prints the counters as a trailer on stdout. */
 export const READ_COUNTERS_SCRIPT = `${COUNTERS}\n${containerScript('read-counters')}`;
