@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   ABORTED: 'The caller or the user canceled before the operation finished. data: -',
   ENGINE_ERROR: 'The engine answered with an error it should not give. data: status?',
   USER_DECLINED: 'The user said no when asked to start a container. data: -',
+  FILE_OPERATION_FAILED:
+    "A file inside a container could not be read, written or listed (no such file, a folder, a read-only file system, too large). data: path, reason ('not found' | 'wrong type' | 'cannot write' | 'too large' | 'failed')",
   INTERNAL_ERROR: 'A bug of this package: the message is what it threw. data: -',
 } as const;
 

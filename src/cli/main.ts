@@ -7,6 +7,7 @@ import { isSandboxError } from '../errors.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { cleanup } from './cleanup.js';
 import { code } from './code.js';
+import { cp } from './cp.js';
 import { CODE_LANGUAGES, type CodeLanguage } from '../code/code-executor.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
@@ -87,6 +88,15 @@ program
   .action(async (source: string, o: { language: CodeLanguage; oneShot: boolean; timeoutSeconds?: number; json: boolean }) => {
     const text = source === '-' ? await readStdin() : source;
     process.exitCode = await code(config(), text, o, commandOutput, err);
+  });
+
+program
+  .command('cp')
+  .description('copy a file between the host and a running managed container: cp HOSTPATH NAME:PATH, or cp NAME:PATH HOSTPATH')
+  .argument('<from>', 'a host path, or NAME:PATH (a path in the container, inside its working folder)')
+  .argument('<to>', 'a host path, or NAME:PATH')
+  .action(async (from: string, to: string) => {
+    process.exitCode = await cp(config(), from, to, out, err);
   });
 
 program

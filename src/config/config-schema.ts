@@ -178,6 +178,27 @@ export const ConfigSchema = z
      * container can leave root-owned set-uid programs in the mounted folder. @default false
      */
     allowRootWithWritableMounts: z.boolean().default(false),
+    /** Names of new containers: <prefix><session>-<n> (the seed's containerPrefix). @default genaicode-docker- */
+    containerPrefix: z
+      .string()
+      .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$/, 'letters, digits, _ . - (a container name starts with one of them)')
+      .default('genaicode-docker-'),
+    /** Files inside containers (readContainerFile, writeContainerFile, listContainerDirectory, editContainerFile). */
+    files: z
+      .object({
+        /** Most bytes of text one read returns. @default 32k */
+        maxReadBytes: byteSize(1024, 16 * 1024 ** 2).default('32k'),
+        /** Most lines one read returns. @default 1000 */
+        maxReadLines: z.number().int().min(1).max(1_000_000).default(1000),
+        /** Largest file written or edited (and read whole by cp). @default 16m */
+        maxWriteBytes: byteSize(1, BOUNDS.stdinBytes.max).default('16m'),
+        /** Most entries one listing returns. @default 500 */
+        maxListEntries: z.number().int().min(1).max(100_000).default(500),
+        /** Deepest a listing goes. @default 5 */
+        maxListDepth: z.number().int().min(1).max(50).default(5),
+      })
+      .strict()
+      .default({}),
     /** Working directory inside containers. @default /workspace */
     workdir: z
       .string()

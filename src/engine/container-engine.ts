@@ -87,6 +87,8 @@ export interface ContainerState {
   oomKilled: boolean;
   exitCode: number | null;
   labels: Record<string, string>;
+  /** The container's working folder, where the engine says. */
+  workdir?: string;
 }
 
 export type StreamId = 'stdout' | 'stderr';

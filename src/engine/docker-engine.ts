@@ -321,6 +321,7 @@ export class DockerEngine implements ContainerEngine {
         oomKilled: info.State.OOMKilled,
         exitCode: info.State.Running ? null : info.State.ExitCode,
         labels: info.Config.Labels ?? {},
+        ...(info.Config.WorkingDir ? { workdir: info.Config.WorkingDir } : {}),
       };
     } catch (e) {
       if (containerGone(asHttpError(e))) return undefined;

@@ -3,6 +3,7 @@ import { createPluginRuntime, type DockerPluginOptions } from './plugin-runtime.
 import { createDockerActionHandlers } from './steps/step-ask-question/handlers/docker.js';
 import { createRunContainerTaskHandler } from './steps/step-ask-question/handlers/run-container-task.js';
 import { createCodeExecuteHandler } from './steps/step-ask-question/handlers/code-execute.js';
+import { createContainerFileHandlers } from './steps/step-ask-question/handlers/container-files.js';
 import { dockerSystemPrompt, installSystemPrompt } from './system-prompt.js';
 import { swallowed } from '../debug.js';
 
@@ -45,6 +46,7 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
       ...createDockerActionHandlers(runtime),
       runContainerTask: createRunContainerTaskHandler(runtime),
       codeExecute: createCodeExecuteHandler(runtime),
+      ...createContainerFileHandlers(runtime),
     },
   };
 }

@@ -11,6 +11,8 @@ export function dockerSystemPrompt(config: Config | undefined, actions: { task: 
     '• plugin:startContainer({ image, name? })',
     '• plugin:runCommand({ containerId, cmd, timeoutMs? })',
     '• plugin:stopContainer({ containerId })',
+    '• plugin:readContainerFile({ containerId, path, startLine?, endLine? }), plugin:writeContainerFile({ containerId, path, content }), plugin:listContainerDirectory({ containerId, path?, depth? }), plugin:editContainerFile({ containerId, path, oldText, newText })',
+    'Files: paths are relative to the container working folder (/workspace) or absolute inside it; prefer these actions to cat/echo in runCommand (no quoting, exact content).',
     'Note: short command output comes back whole (output); long output as a short summary with the lines needed to fix a failure verbatim (keyLines); the full log is on disk.',
     'Always stop containers when done; every container is also removed when genaicode ends.',
   ];

@@ -190,7 +190,7 @@ export class SandboxManager {
     const ttl = options.ttlSeconds ?? c.ttlSeconds;
     const createdAt = new Date();
     const expiresAt = new Date(createdAt.getTime() + ttl * 1000);
-    const name = options.name ?? `genaicode-docker-${this.sessionId.slice(-6)}-${++this.seq}`;
+    const name = options.name ?? `${c.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
     const readOnlyRoot = options.readOnlyRoot ?? c.readOnlyRoot;
     const tmpfs: TmpfsMount[] = readOnlyRoot
       ? [
@@ -228,6 +228,7 @@ export class SandboxManager {
         engine: this.engine,
         logs: this.logs,
         exec: c.exec,
+        files: c.files,
         // A read-only root has no writable layer to grow: nothing to measure (its tmpfs mounts have their own size).
         disk: { limitBytes: c.limits.disk, measured: this.diskEnforcement !== 'engine' && !readOnlyRoot },
         onStopped: (s) => this.forget(s.id),

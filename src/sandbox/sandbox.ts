@@ -6,6 +6,14 @@ import { CommandCapture } from './command-capture.js';
 import { watchDisk } from './disk-watch.js';
 import { explainResult } from './exec-reason.js';
 import { ContainerHelpers } from './container-helpers.js';
+import {
+  ContainerFiles,
+  type EditFileResult,
+  type FileLimits,
+  type ListDirectoryResult,
+  type ReadFileResult,
+  type WriteFileResult,
+} from './container-files.js';
 import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
 import { type Counters, wrapCommand } from './wrapper-protocol.js';
@@ -43,6 +51,7 @@ interface SandboxDeps {
   /** The writable layer's limit; `measured` where the engine cannot enforce it (no quota). */
   disk: { limitBytes: number; measured: boolean };
   onStopped: (sandbox: Sandbox) => void;
+  files: FileLimits;
 }
 
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
@@ -74,12 +83,56 @@ export class Sandbox implements AsyncDisposable {
   private readonly running = new Set<RunningSlot>();
 
   private readonly helpers: ContainerHelpers;
+  private readonly files: ContainerFiles;
 
   constructor(
     readonly info: Readonly<SandboxInfo>,
     private readonly deps: SandboxDeps,
   ) {
     this.helpers = new ContainerHelpers(deps.engine, info.id);
+    this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files);
+  }
+
+  /**
+   * A range of lines of a text file in the working folder, capped (files.maxReadBytes,
+   * maxReadLines), with the file's size and line count; a binary file is described, not returned.
+   * @throws SandboxError POLICY_VIOLATION (a path or a symlink out of the working folder), FILE_OPERATION_FAILED, INVALID_ARGUMENT
+   */
+  readFile(
+    path: string,
+    options: { startLine?: number; endLine?: number; maxBytes?: number; maxLines?: number } = {},
+  ): Promise<ReadFileResult> {
+    this.checkLive();
+    return this.files.readFile(path, options);
+  }
+
+  /** A file's exact bytes (up to files.maxWriteBytes). Same path rules as readFile. */
+  readFileBytes(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
+    this.checkLive();
+    return this.files.readFileBytes(path, options);
+  }
+
+  /** Writes a file (exact bytes; parent folders created). Same path rules as readFile. */
+  writeFile(path: string, content: string | Buffer): Promise<WriteFileResult> {
+    this.checkLive();
+    return this.files.writeFile(path, content);
+  }
+
+  /** Entries of a folder, with type and size, bounded in count and depth. Same path rules as readFile. */
+  listDirectory(path?: string, options: { depth?: number } = {}): Promise<ListDirectoryResult> {
+    this.checkLive();
+    return this.files.listDirectory(path, options);
+  }
+
+  /** Replaces exactly one occurrence of `oldText` in a text file. Same path rules as readFile. */
+  editFile(path: string, oldText: string, newText: string): Promise<EditFileResult> {
+    this.checkLive();
+    return this.files.editFile(path, oldText, newText);
+  }
+
+  private checkLive(): void {
+    if (this.stopped)
+      throw new SandboxError('CONTAINER_NOT_FOUND', `Sandbox ${this.name} was stopped.`, { data: { containerId: this.id } });
   }
 
   get id(): string {

@@ -36,6 +36,7 @@ describe('SandboxError', () => {
         'CONTAINER_START_FAILED',
         'ENGINE_ERROR',
         'ENGINE_UNAVAILABLE',
+        'FILE_OPERATION_FAILED',
         'IMAGE_NOT_ALLOWED',
         'IMAGE_NOT_FOUND',
         'IMAGE_PULL_FAILED',

@@ -93,11 +93,25 @@ const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 const RAW_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 describe('the plugin', () => {
-  test('has the five actions, each described with the arguments its schema takes', () => {
+  test('has the nine actions, each described with the arguments its schema takes', () => {
     const { plugin } = setup();
     expect(plugin.name).toBe('genaicode-docker');
     const handlers = plugin.actionHandlers ?? {};
-    expect(Object.keys(handlers).sort()).toEqual(['codeExecute', 'runCommand', 'runContainerTask', 'startContainer', 'stopContainer']);
+    expect(Object.keys(handlers).sort()).toEqual([
+      'codeExecute',
+      'editContainerFile',
+      'listContainerDirectory',
+      'readContainerFile',
+      'runCommand',
+      'runContainerTask',
+      'startContainer',
+      'stopContainer',
+      'writeContainerFile',
+    ]);
+    expect(handlers.readContainerFile?.description).toContain('(args: containerId, path, startLine?, endLine?)');
+    expect(handlers.writeContainerFile?.description).toContain('(args: containerId, path, content)');
+    expect(handlers.listContainerDirectory?.description).toContain('(args: containerId, path?, depth?)');
+    expect(handlers.editContainerFile?.description).toContain('(args: containerId, path, oldText, newText)');
     expect(handlers.codeExecute?.description).toContain('(args: language, code, timeoutSeconds?)');
     expect(handlers.startContainer?.description).toContain('(args: image, name?)');
     expect(handlers.runCommand?.description).toContain('(args: containerId, cmd, timeoutMs?)');

@@ -78,7 +78,7 @@ export function commandUserText(container: string, cmd: string, r: ExecResult): 
   return `${container}$ ${cmd.length > 80 ? `${cmd.slice(0, 80)}…` : cmd} -> exit ${r.exitCode}${flags ? ` (${flags})` : ''}; log: ${shortPath(r.logPath)}`;
 }
 
-function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxError {
+export function noSuchContainer(runtime: PluginRuntime, containerId: string): SandboxError {
   const live = runtime
     .manager()
     .list()

@@ -1,0 +1,296 @@
+import { posix } from 'node:path';
+import type { ContainerEngine } from '../engine/container-engine.js';
+import { SandboxError } from '../errors.js';
+import { FILE_OP_SCRIPT } from './wrapper-protocol.js';
+
+/**
+ * Files inside a container's working folder (seed 002): read a range of lines, get and put
+ * exact bytes, list, edit one occurrence. Paths are checked twice: here by their text (a
+ * relative path is taken from the working folder, as the seed's resolvePath does; `..` that
+ * climbs out and absolute paths elsewhere are refused), and in the container against its
+ * real file system at the moment of use (scripts/container/file-op.sh: a symlink that
+ * leads out is refused, however and whenever it was made). Contents travel on the exec's
+ * stdin and stdout, never on a command line.
+ */
+
+export interface FileLimits {
+  /** Most bytes of text a read returns. */
+  maxReadBytes: number;
+  /** Most lines a read returns. */
+  maxReadLines: number;
+  /** Largest file written (or edited). */
+  maxWriteBytes: number;
+  /** Most entries a listing returns. */
+  maxListEntries: number;
+  /** Deepest a listing goes. */
+  maxListDepth: number;
+}
+
+export interface ReadFileResult {
+  /** The real path read, absolute. */
+  path: string;
+  totalBytes: number;
+  totalLines: number;
+  /** Binary files (NUL bytes, or not UTF-8) are described, never returned. */
+  binary: boolean;
+  /** The lines returned, 1-based and inclusive; 0 and 0 when none were. */
+  startLine: number;
+  endLine: number;
+  /** The lines startLine..endLine, as they are in the file. */
+  text: string;
+  /** What was left out of the range asked, when something was. */
+  note?: string;
+}
+
+export interface WriteFileResult {
+  path: string;
+  bytesWritten: number;
+  created: boolean;
+}
+
+export interface DirectoryEntry {
+  /** Relative to the folder listed. */
+  path: string;
+  type: 'file' | 'dir' | 'link' | 'other';
+  /** Files only. */
+  size?: number;
+}
+
+export interface ListDirectoryResult {
+  path: string;
+  entries: DirectoryEntry[];
+  note?: string;
+}
+
+export interface EditFileResult {
+  path: string;
+  bytesWritten: number;
+}
+
+/**
+ * The absolute path `path` names inside `workdir`: relative paths are taken from it, and the
+ * result must be the working folder or inside it.
+ * @throws SandboxError INVALID_ARGUMENT (empty, NUL), POLICY_VIOLATION (outside)
+ */
+export function resolveContainerPath(workdir: string, path: string): string {
+  if (typeof path !== 'string' || path.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'path is empty.');
+  if (path.includes('\0')) throw new SandboxError('INVALID_ARGUMENT', 'path contains a NUL byte.');
+  const root = posix.normalize(workdir).replace(/\/+$/, '') || '/';
+  const full = posix.normalize(path.startsWith('/') ? path : `${root}/${path}`).replace(/(.)\/+$/, '$1');
+  if (full !== root && !full.startsWith(root === '/' ? '/' : `${root}/`)) {
+    throw new SandboxError(
+      'POLICY_VIOLATION',
+      `${JSON.stringify(path)} is outside the container's working folder ${root}${path.startsWith('/') ? '' : " (a '..' climbs out of it)"}.`,
+      { data: { rule: 'container path', path } },
+    );
+  }
+  return full;
+}
+
+/** The 1-based inclusive line range a read returns, within the limits. */
+export function lineRange(startLine: number | undefined, endLine: number | undefined, maxLines: number): { first: number; last: number } {
+  const first = Math.max(1, Math.floor(startLine ?? 1));
+  const asked = endLine === undefined ? first + maxLines - 1 : Math.floor(endLine);
+  if (asked < first) throw new SandboxError('INVALID_ARGUMENT', `endLine (${asked}) is before startLine (${first}).`);
+  return { first, last: Math.min(asked, first + maxLines - 1) };
+}
+
+/** Text a model can read: no NUL byte, and valid UTF-8. */
+export function isText(bytes: Buffer): boolean {
+  if (bytes.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How many times `needle` occurs in `text` (non-overlapping). */
+export function occurrences(text: string, needle: string): number {
+  if (needle === '') return 0;
+  let n = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
+interface OpResult {
+  exitCode: number | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export class ContainerFiles {
+  constructor(
+    private readonly engine: ContainerEngine,
+    private readonly containerId: string,
+    private readonly workdir: string,
+    private readonly limits: FileLimits,
+  ) {}
+
+  private async op(args: string[], options: { stdin?: Buffer; maxStdout?: number } = {}): Promise<OpResult> {
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let err = '';
+    const max = options.maxStdout ?? Number.MAX_SAFE_INTEGER;
+    const s = await this.engine.exec(
+      this.containerId,
+      { cmd: ['/bin/sh', '-c', FILE_OP_SCRIPT, 'file-op', ...args], ...(options.stdin ? { stdin: options.stdin } : {}) },
+      (stream, chunk) => {
+        if (stream === 'stderr') {
+          if (err.length < 4096) err += chunk.toString('utf8');
+        } else if (outBytes < max) {
+          const take = chunk.subarray(0, max - outBytes);
+          out.push(Buffer.from(take));
+          outBytes += take.length;
+        }
+      },
+    );
+    const { exitCode } = await s.done;
+    return { exitCode, stdout: Buffer.concat(out), stderr: err.trim() };
+  }
+
+  /** Turns a failed operation into the error its exit code means. */
+  private fail(path: string, r: OpResult, what: string): never {
+    const message = r.stderr || `${what} failed (exit ${r.exitCode})`;
+    if (r.exitCode === 3)
+      throw new SandboxError('POLICY_VIOLATION', `${JSON.stringify(path)} leads ${message} (a symlink out of ${this.workdir}).`, {
+        data: { rule: 'container path', path },
+      });
+    throw new SandboxError('FILE_OPERATION_FAILED', `Could not ${what} ${JSON.stringify(path)}: ${message}.`, {
+      data: {
+        path,
+        reason: r.exitCode === 4 ? 'not found' : r.exitCode === 5 ? 'wrong type' : r.exitCode === 6 ? 'cannot write' : 'failed',
+      },
+    });
+  }
+
+  async readFile(
+    path: string,
+    options: { startLine?: number; endLine?: number; maxBytes?: number; maxLines?: number } = {},
+  ): Promise<ReadFileResult> {
+    const full = resolveContainerPath(this.workdir, path);
+    const maxBytes = options.maxBytes ?? this.limits.maxReadBytes;
+    const { first, last } = lineRange(options.startLine, options.endLine, options.maxLines ?? this.limits.maxReadLines);
+    // One byte more than the cap: whether the range was cut shows.
+    const r = await this.op(['read', this.workdir, full, String(first), String(last), String(maxBytes + 1)], { maxStdout: maxBytes + 512 });
+    if (r.exitCode !== 0) this.fail(path, r, 'read');
+    const nl = r.stdout.indexOf(10);
+    const head = /size=(\d+) lines=(\d+) lastnl=(\d+) nul=(\d+)/.exec(r.stdout.toString('latin1', 0, nl === -1 ? 0 : nl));
+    if (!head)
+      throw new SandboxError('FILE_OPERATION_FAILED', `Could not read ${JSON.stringify(path)}: an unexpected answer.`, {
+        data: { path, reason: 'failed' },
+      });
+    const totalBytes = Number(head[1]);
+    const totalLines = Number(head[2]) + (totalBytes > 0 && head[3] === '0' ? 1 : 0);
+    let body = r.stdout.subarray(nl + 1);
+    const cut = body.length > maxBytes;
+    if (cut) body = body.subarray(0, body.lastIndexOf(10, maxBytes - 1) + 1 || maxBytes);
+    if (Number(head[4]) > 0 || !isText(body)) {
+      return {
+        path: full,
+        totalBytes,
+        totalLines,
+        binary: true,
+        startLine: 0,
+        endLine: 0,
+        text: '',
+        note: `binary file (${totalBytes} bytes): not shown`,
+      };
+    }
+    let text = body.toString('utf8');
+    // A last line without a newline stays without one (busybox sed adds it).
+    if (head[3] === '0' && text.endsWith('\n') && first + text.split('\n').length - 2 >= totalLines) text = text.slice(0, -1);
+    const returned = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    const endLine = returned ? first + returned - 1 : 0;
+    const notes: string[] = [];
+    if (first > totalLines && totalLines > 0) notes.push(`the file has ${totalLines} lines`);
+    else if (endLine && endLine < Math.min(last, totalLines))
+      notes.push(`cut at ${maxBytes} bytes: lines ${endLine + 1}-${Math.min(options.endLine ?? totalLines, totalLines)} not shown`);
+    else if (endLine && endLine < totalLines && options.endLine === undefined)
+      notes.push(`lines ${endLine + 1}-${totalLines} not shown (at most ${last - first + 1} lines a read)`);
+    return {
+      path: full,
+      totalBytes,
+      totalLines,
+      binary: false,
+      startLine: returned ? first : 0,
+      endLine,
+      text,
+      ...(notes.length ? { note: notes.join('; ') } : {}),
+    };
+  }
+
+  /** The file's exact bytes (up to `maxBytes`, else FILE_OPERATION_FAILED). */
+  async readFileBytes(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
+    const full = resolveContainerPath(this.workdir, path);
+    const max = options.maxBytes ?? this.limits.maxWriteBytes;
+    const r = await this.op(['get', this.workdir, full], { maxStdout: max + 1 });
+    if (r.exitCode !== 0) this.fail(path, r, 'read');
+    if (r.stdout.length > max)
+      throw new SandboxError('FILE_OPERATION_FAILED', `${JSON.stringify(path)} is larger than ${max} bytes.`, {
+        data: { path, reason: 'too large' },
+      });
+    return r.stdout;
+  }
+
+  async writeFile(path: string, content: string | Buffer): Promise<WriteFileResult> {
+    const full = resolveContainerPath(this.workdir, path);
+    if (full === posix.normalize(this.workdir)) throw new SandboxError('INVALID_ARGUMENT', 'path names the working folder, not a file.');
+    const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content, 'utf8');
+    if (bytes.length > this.limits.maxWriteBytes)
+      throw new SandboxError(
+        'INVALID_ARGUMENT',
+        `content is ${bytes.length} bytes; at most ${this.limits.maxWriteBytes} (files.maxWriteBytes).`,
+      );
+    const r = await this.op(['write', this.workdir, full], { stdin: bytes, maxStdout: 4096 });
+    if (r.exitCode !== 0) this.fail(path, r, 'write');
+    const m = /new=(\d) bytes=(\d+)/.exec(r.stdout.toString('utf8'));
+    return { path: full, bytesWritten: m ? Number(m[2]) : bytes.length, created: m?.[1] === '1' };
+  }
+
+  async listDirectory(path = '.', options: { depth?: number } = {}): Promise<ListDirectoryResult> {
+    const full = resolveContainerPath(this.workdir, path);
+    const depth = Math.max(1, Math.min(Math.floor(options.depth ?? 1), this.limits.maxListDepth));
+    const r = await this.op(['list', this.workdir, full, String(depth)]);
+    if (r.exitCode !== 0) this.fail(path, r, 'list');
+    const records = r.stdout.toString('utf8').split('\0');
+    const complete = r.stdout.length < 1024 * 1024;
+    if (records[records.length - 1] === '') records.pop();
+    else if (!complete) records.pop();
+    const entries: DirectoryEntry[] = [];
+    for (const rec of records) {
+      const m = /^(file|dir|link|other) (\d+) ([\s\S]*)$/.exec(rec);
+      if (!m) continue;
+      const type = m[1] as DirectoryEntry['type'];
+      entries.push({ path: m[3]!, type, ...(type === 'file' ? { size: Number(m[2]) } : {}) });
+    }
+    entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const shown = entries.slice(0, this.limits.maxListEntries);
+    const notes: string[] = [];
+    if (shown.length < entries.length || !complete)
+      notes.push(`${complete ? entries.length : 'more than ' + entries.length} entries: the first ${shown.length} shown`);
+    if ((options.depth ?? 1) > depth) notes.push(`depth limited to ${depth}`);
+    return { path: full, entries: shown, ...(notes.length ? { note: notes.join('; ') } : {}) };
+  }
+
+  /** Replaces exactly one occurrence of `oldText`; any other count is INVALID_ARGUMENT, saying how many. */
+  async editFile(path: string, oldText: string, newText: string): Promise<EditFileResult> {
+    if (oldText === '') throw new SandboxError('INVALID_ARGUMENT', 'oldText is empty.');
+    const bytes = await this.readFileBytes(path, { maxBytes: this.limits.maxWriteBytes });
+    if (!isText(bytes)) throw new SandboxError('INVALID_ARGUMENT', `${JSON.stringify(path)} is not a text file.`);
+    const text = bytes.toString('utf8');
+    const count = occurrences(text, oldText);
+    if (count !== 1)
+      throw new SandboxError(
+        'INVALID_ARGUMENT',
+        count === 0
+          ? `oldText was not found in ${JSON.stringify(path)}: it must match exactly, whitespace included.`
+          : `oldText occurs ${count} times in ${JSON.stringify(path)}: give more of the text around it, so that it occurs once.`,
+        { data: { occurrences: count } },
+      );
+    const i = text.indexOf(oldText);
+    const written = await this.writeFile(path, text.slice(0, i) + newText + text.slice(i + oldText.length));
+    return { path: written.path, bytesWritten: written.bytesWritten };
+  }
+}
