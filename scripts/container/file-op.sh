@@ -7,12 +7,14 @@
 # Exit codes: 3 outside, 4 not found, 5 wrong type (a folder, a file), 6 cannot write.
 #   read <wd> <path> <first> <last> <maxbytes>   header line, then lines first..last (text)
 #   get  <wd> <path>                             the file's bytes
-#   write <wd> <path>                            stdin to the file; prints "new=0|1 bytes=N"
+#   write <wd> <path>                            stdin to the file; prints "new=0|1"
 #   list <wd> <path> <depth>                     "<type> <size> <name>\0" per entry
 op=$1
 wd=$2
 p=$3
-rwd=$(cd -P -- "$wd" 2> /dev/null && pwd -P) || { echo "the working folder $wd does not exist" >&2; exit 4; }
+# After `cd -P` the shell's PWD is the physical path (read without a subshell: every fork counts).
+cd -P -- "$wd" 2> /dev/null || { echo "the working folder $wd does not exist" >&2; exit 4; }
+rwd=$PWD
 case "$p" in /*) ;; *) p="$wd/$p" ;; esac
 inside() {
   case "$1" in "$rwd" | "$rwd"/*) return 0 ;; esac
@@ -25,7 +27,7 @@ outside() {
 # Enter a folder by its path and check where we really are.
 enter() {
   cd -P -- "$1" 2> /dev/null || { printf 'no such folder: %s\n' "$1" >&2; exit 4; }
-  here=$(pwd -P)
+  here=$PWD
   inside "$here" || outside "$here"
 }
 # Open a file of the current folder on fd 3 and check the real path of what was opened.
@@ -59,11 +61,13 @@ case "$op" in
     cat < "/proc/$$/fd/3"
     ;;
   write)
-    # The deepest folder that exists must be inside before anything is created under it.
-    d=$dir
-    while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done
-    (enter "$d") || exit $?
-    mkdir -p -- "$dir" 2> /dev/null || { printf 'cannot create the folder %s (read-only file system?)\n' "$dir" >&2; exit 6; }
+    if [ ! -d "$dir" ]; then
+      # The deepest folder that exists must be inside before anything is created under it.
+      d=$dir
+      while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done
+      (enter "$d") || exit $?
+      mkdir -p -- "$dir" 2> /dev/null || { printf 'cannot create the folder %s (read-only file system?)\n' "$dir" >&2; exit 6; }
+    fi
     enter "$dir"
     if [ -L "$base" ]; then
       t=$(readlink -f -- "$base") || { printf 'a link that leads nowhere: %s\n' "$p" >&2; exit 4; }
@@ -80,7 +84,7 @@ case "$op" in
     cat > "$tmp" || { rm -f -- "$tmp" 2> /dev/null; printf 'cannot write %s in %s (a read-only file system, or a full one?)\n' "$base" "$here" >&2; exit 6; }
     set +C
     mv -f -- "$tmp" "$base" || { rm -f -- "$tmp"; printf 'cannot replace %s\n' "$p" >&2; exit 6; }
-    printf 'new=%s bytes=%s\n' "$new" "$(stat -c %s -- "$base")"
+    printf 'new=%s\n' "$new"
     ;;
   list)
     enter "$p"

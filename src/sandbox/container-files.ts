@@ -245,8 +245,8 @@ export class ContainerFiles {
       );
     const r = await this.op(['write', this.workdir, full], { stdin: bytes, maxStdout: 4096 });
     if (r.exitCode !== 0) this.fail(path, r, 'write');
-    const m = /new=(\d) bytes=(\d+)/.exec(r.stdout.toString('utf8'));
-    return { path: full, bytesWritten: m ? Number(m[2]) : bytes.length, created: m?.[1] === '1' };
+    // cat fails (exit 6) unless every byte was written.
+    return { path: full, bytesWritten: bytes.length, created: /new=1/.test(r.stdout.toString('utf8')) };
   }
 
   async listDirectory(path = '.', options: { depth?: number } = {}): Promise<ListDirectoryResult> {
