@@ -12,10 +12,11 @@
 # /proc/<pid>/stat) is the last link.
 # Prints `gone <n>` when no live member is left, `left <pids>` otherwise (exit 1).
 # Arguments: $1 the command's process id (0 if unknown), $2 its marker (NAME=value),
-# $3 the markers of the other commands running now, space-separated (may be empty).
-r=$1; k=$2; o=${3:-}; frozen=" "; n=0; round=0
+# $3 the markers of the other commands running now, space-separated (may be empty),
+# $4 the keep-alive's seconds (its command line is `sleep <seconds>`): never killed.
+r=$1; k=$2; o=${3:-}; ka=${4:-}; frozen=" "; n=0; round=0
 scan() {
-  s=""; marked=""; others=" "; rstart=""
+  s=""; marked=""; others=" "; rstart=""; keep=""; kstart=""
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [ "$p" = "$$" ] && continue
@@ -26,6 +27,15 @@ scan() {
     set -- $l
     s="$s $p:$2:$3:${20}:$1"
     [ "$p" = "$r" ] && rstart=${20}
+    # The container's keep-alive: init's child running `sleep <ttl>` ($4), the oldest such
+    # (a later look-alike is a command's). Under load it can start after a command's wrapper.
+    if [ "$2" = 1 ] && [ -n "$ka" ]; then
+      cl=""
+      { read -r cl < "$d/cmdline"; } 2>/dev/null
+      if [ "$cl" = "sleep$ka" ] && { [ -z "$kstart" ] || [ "${20}" -lt "$kstart" ]; }; then
+        keep=$p; kstart=${20}
+      fi
+    fi
     # read drops the NUL separators; the marker value has a fixed length, so a match is exact.
     m=""
     { read -r m < "$d/environ"; } 2>/dev/null
@@ -42,6 +52,7 @@ scan() {
     for e in $s; do
       p=${e%%:*}; x=${e#*:}; x=${x#*:}; x=${x#*:}; st0=${x%%:*}
       [ "$p" = 1 ] && continue
+      [ "$p" = "$keep" ] && continue
       case "$others" in *" $p "*) continue;; esac
       case "$t" in *" $p "*) continue;; esac
       [ "$st0" -ge "$rstart" ] 2>/dev/null && t="$t$p "
@@ -51,6 +62,7 @@ scan() {
     c=0
     for e in $s; do
       p=${e%%:*}; x=${e#*:}; pp=${x%%:*}; x=${x#*:}; pg=${x%%:*}
+      [ "$p" = "$keep" ] && continue
       case "$t" in *" $p "*) continue;; esac
       case "$t" in *" $pp "*) t="$t$p "; c=1; continue;; esac
       [ "$pg" = "$r" ] && { t="$t$p "; c=1; }

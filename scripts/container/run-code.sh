@@ -4,7 +4,8 @@
 # script's own stdin, so a command in it that reads stdin cannot eat the rest of the script,
 # and a full /tmp cannot stop it. Before and after the snippet, every process an earlier
 # snippet left running (setsid, double forks, nohup) is killed: nothing but the container's
-# init (pid 1) and its keep-alive (the oldest other process) outlives a call.
+# init (pid 1) and its keep-alive (init's oldest child running `sleep <ttl>`; under load it
+# can start after this script) outlives a call.
 clean() {
   keep=""
   oldest=""
@@ -14,8 +15,12 @@ clean() {
     s=""
     { read -r s < "$d/stat"; } 2>/dev/null || continue
     s=${s##*) }
-    # shellcheck disable=SC2086 # split the stat fields; ${20} is the start time
+    # shellcheck disable=SC2086 # split the stat fields; $2 is the parent, ${20} the start time
     set -- $s
+    [ "$2" = 1 ] || continue
+    cl=""
+    { read -r cl < "$d/cmdline"; } 2> /dev/null
+    case "$cl" in sleep[0-9]*) ;; *) continue ;; esac
     if [ -z "$oldest" ] || [ "${20}" -lt "$oldest" ]; then
       oldest=${20}
       keep=$q

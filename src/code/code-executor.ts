@@ -221,7 +221,8 @@ export class CodeExecutor {
         swallowed('checking the kept-alive code container', e);
         return undefined;
       });
-      if (!state) why = 'the container was gone (stopped or removed from outside)';
+      if (!state || state.status === 'removing' || state.status === 'dead')
+        why = 'the container was gone (stopped or removed from outside)';
       else if (!state.running) why = `the container had stopped (${state.status})`;
     }
     if (why) await this.drop(why);

@@ -41,14 +41,14 @@ export class ContainerHelpers {
    * an exec'd process, so this is the only way that works in any image with /bin/sh.
    * Retried while the container's process limit refuses the helper itself.
    */
-  async killTree(pid: number, execMark: string, otherMarks: readonly string[] = []): Promise<string> {
+  async killTree(pid: number, execMark: string, otherMarks: readonly string[] = [], keepAliveSeconds = 0): Promise<string> {
     let last = 'not run';
     // Bounded in time, not only in tries: under a fork flood each try waits on a refused
     // fork, and a timeout must still answer soon after its limit.
     const deadline = Date.now() + KILL_TREE_DEADLINE_MS;
     for (let attempt = 0; attempt < 20 && Date.now() < deadline; attempt++) {
       try {
-        const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark, otherMarks.join(' ')]);
+        const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark, otherMarks.join(' '), String(keepAliveSeconds || '')]);
         last = r.stdout.trim() || `exit ${r.exitCode}`;
         if (r.exitCode === 0 && last.startsWith('gone')) return last;
       } catch (e) {

@@ -258,7 +258,9 @@ export class Sandbox implements AsyncDisposable {
         const pid = await within(capture.protocol.waitForPid(), 2_000);
         // Spared: only processes carrying the exact marker of another command running now.
         const otherMarks = [...this.running].filter((r) => r !== o.slot).map((r) => r.execMark);
-        killReport = await this.helpers.killTree(pid ?? 0, o.execMark, otherMarks);
+        // The keep-alive (`sleep <ttl>`) is spared by name: under load it can start after the command.
+        const ttl = Math.round((this.info.expiresAt.getTime() - this.info.createdAt.getTime()) / 1000);
+        killReport = await this.helpers.killTree(pid ?? 0, o.execMark, otherMarks, ttl);
         const drained = await within(
           live.done.then(
             () => true,

@@ -75,7 +75,8 @@ describe('genaicode-docker codeExecute in genaicode 0.9.5 (scripted model, real 
       expect(answers[2]!.value).toMatchObject({ stdout: 'started\n', container: 'reused' });
       expect(String(answers[2]!.value['reason'])).toMatch(/removed|stopped|killed/);
       expect(answers[3]!.value).toMatchObject({ exitCode: 0, stdout: 'False\n', container: 'new' });
-      expect(String(answers[3]!.value['stateLost'])).toMatch(/gone/);
+      // Found gone before reuse, or while the engine was still removing it (stopped).
+      expect(String(answers[3]!.value['stateLost'])).toMatch(/gone|stopped/);
       // Two containers in all, both removed: the one removed from outside, and the second when genaicode ended.
       expect(createdIds(o.events)).toHaveLength(2);
       expect(allDestroyed(o.events)).toBe(true);

@@ -4,6 +4,7 @@
  * child; nothing is left running and no zombie stays behind.
  */
 import { LABEL, type Sandbox } from '../../src/index.js';
+import { KILL_TREE_SCRIPT } from '../../src/sandbox/wrapper-protocol.js';
 import { INIT_COMMAND, listManaged, MINIMAL_IMAGE, PYTHON_IMAGE, RecordingEngine, withManager, engineSuite } from '../support/engine.js';
 
 engineSuite('process-tree');
@@ -96,6 +97,22 @@ async function pythonProcesses(sb: Sandbox): Promise<Array<{ pid: number; ppid: 
     .map((l) => l.split('\t'))
     .map(([pid, ppid, state, cmd]) => ({ pid: Number(pid), ppid: Number(ppid), state: state ?? '?', cmd: cmd ?? '' }));
 }
+
+test.concurrent(
+  "the kill never takes the container's keep-alive, even when every rule would select it",
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      // A command as old as init (and its parent): the keep-alive is both "started after it" and
+      // "its descendant" by the rules that find a tree. It is spared by what it is (`sleep <ttl>`).
+      const r = await sb.exec(['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '1', 'GCD_EXEC_MARK=0000000000000000', '', String(TTL)]);
+      expect(r.exitCode).not.toBeNull();
+      expect((await sb.exec('echo still-here')).stdout).toBe('still-here\n');
+      expect((await busyboxProcesses(sb)).some((p) => p.args === `sleep ${TTL}`)).toBe(true);
+    });
+  },
+  60_000,
+);
 
 test.concurrent(
   'timeout: timedOut, exit 124, fast, and the whole tree is gone with no zombie',

@@ -268,7 +268,7 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     // Helpers run as the container's user (no override): with a non-root user the engine gives
     // execs no capabilities, so only the same user can signal the command's processes.
     // No other command runs: no marker is spared.
-    expect(kills[0]).toEqual({ cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(command.pid), mark, ''] });
+    expect(kills[0]).toEqual({ cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(command.pid), mark, '', '7200'] });
     // Limits are read after an interruption.
     expect(engine.execsOf('cgroup-counters').map((e) => e.spec)).toEqual([{ cmd: ['/bin/sh', '-c', READ_COUNTERS_SCRIPT, 'sh'] }]);
     expect(r.durationMs).toBeGreaterThanOrEqual(190);
@@ -295,10 +295,10 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     expect(r.timedOut).toBe(true);
     const [otherCommand, command] = engine.execsOf('command');
     const first = killCalls(engine)[0]!.cmd;
-    expect(first.slice(4)).toEqual([String(command!.pid), command!.spec.env?.[0], otherCommand!.spec.env?.[0]]);
+    expect(first.slice(4)).toEqual([String(command!.pid), command!.spec.env?.[0], otherCommand!.spec.env?.[0], '7200']);
     await other;
     // The other command's own kill spares nothing: the first has ended.
-    expect(killCalls(engine)[1]!.cmd.slice(4)).toEqual([String(otherCommand!.pid), otherCommand!.spec.env?.[0], '']);
+    expect(killCalls(engine)[1]!.cmd.slice(4)).toEqual([String(otherCommand!.pid), otherCommand!.spec.env?.[0], '', '7200']);
   });
 
   test('timeout uses the pid parsed from a marker split across frames', async () => {
