@@ -4,9 +4,9 @@
 # real path of the open descriptor checked, and new files are created in the checked folder
 # by relative name (noclobber: O_EXCL), then renamed. A symlink or `..` that leads out of the working
 # folder is refused (exit 3, the real path on stderr), however it was made or swapped.
-# Exit codes: 3 outside, 4 not found, 5 wrong type (a folder, a file), 6 cannot write.
+# Exit codes: 3 outside, 4 not found, 5 wrong type (a folder, a pipe, a file), 6 cannot write, 7 too large.
 #   read <wd> <path> <first> <last> <maxbytes>   header line, then lines first..last (text)
-#   get  <wd> <path>                             the file's bytes
+#   get  <wd> <path> <maxbytes>                  the file's bytes (exit 7 when larger)
 #   write <wd> <path>                            stdin to the file; prints "new=0|1"
 #   list <wd> <path> <depth>                     "<type> <size> <name>\0" per entry
 op=$1
@@ -15,6 +15,8 @@ p=$3
 # After `cd -P` the shell's PWD is the physical path (read without a subshell: every fork counts).
 cd -P -- "$wd" 2> /dev/null || { echo "the working folder $wd does not exist" >&2; exit 4; }
 rwd=$PWD
+# The working folder must be itself, not a link to elsewhere (one swapped in from inside).
+[ "$rwd" = "$wd" ] || { printf 'the working folder %s leads to %s\n' "$wd" "$rwd" >&2; exit 3; }
 case "$p" in /*) ;; *) p="$wd/$p" ;; esac
 inside() {
   case "$1" in "$rwd" | "$rwd"/*) return 0 ;; esac
@@ -33,6 +35,8 @@ enter() {
 # Open a file of the current folder on fd 3 and check the real path of what was opened.
 open_file() {
   [ -e "$1" ] || { printf 'no such file: %s\n' "$p" >&2; exit 4; }
+  # Not a pipe or a device: opening one could block for ever (the host's timeout ends it anyway).
+  [ -f "$1" ] || { printf 'not a file: %s\n' "$p" >&2; exit 5; }
   exec 3< "$1" || exit 5
   real=$(readlink "/proc/$$/fd/3")
   inside "$real" || outside "$real"
@@ -47,18 +51,27 @@ case "$op" in
     open_file "$base"
     f=/proc/$$/fd/3
     size=$(stat -L -c %s "$f")
-    lines=$(wc -l < "$f")
+    # Lines are counted in the first GiB at most (a 20 GB file would take minutes).
+    partial=0
+    if [ "$size" -gt 1073741824 ]; then
+      lines=$(head -c 1073741824 < "$f" | wc -l)
+      partial=1
+    else
+      lines=$(wc -l < "$f")
+    fi
     lastnl=$(tail -c 1 < "$f" | wc -l)
     n1=$(head -c 8192 < "$f" | wc -c)
     n2=$(head -c 8192 < "$f" | tr -d '\000' | wc -c)
-    printf 'size=%s lines=%s lastnl=%s nul=%s\n' "$size" "$lines" "$lastnl" $((n1 - n2))
+    printf 'size=%s lines=%s lastnl=%s nul=%s partial=%s\n' "$size" "$lines" "$lastnl" $((n1 - n2)) "$partial"
     [ "$n1" = "$n2" ] || exit 0
     sed -n "$4,$5p;$5q" < "$f" | head -c "$6"
     ;;
   get)
     enter "$dir"
     open_file "$base"
-    cat < "/proc/$$/fd/3"
+    size=$(stat -L -c %s "/proc/$$/fd/3")
+    [ "$size" -le "$4" ] || { printf 'larger than %s bytes (%s)\n' "$4" "$size" >&2; exit 7; }
+    head -c "$4" < "/proc/$$/fd/3"
     ;;
   write)
     if [ ! -d "$dir" ]; then
@@ -78,12 +91,23 @@ case "$op" in
     [ -d "$base" ] && { printf 'a folder, not a file: %s\n' "$p" >&2; exit 5; }
     new=1
     [ -e "$base" ] && new=0
-    # Created exclusively (noclobber: O_EXCL, never through a link) in the checked folder.
-    tmp=".gcd-write.$$"
+    # A new name nobody can guess, created exclusively (noclobber: O_EXCL, so never through a
+    # link or into a pipe someone planted) in the checked folder.
+    tmp=$(mktemp -u ./.gcd-write.XXXXXXXXXX) || exit 6
     set -C
-    cat > "$tmp" || { rm -f -- "$tmp" 2> /dev/null; printf 'cannot write %s in %s (a read-only file system, or a full one?)\n' "$base" "$here" >&2; exit 6; }
+    cat > "$tmp" || {
+      [ -f "$tmp" ] && [ ! -L "$tmp" ] && rm -f -- "$tmp"
+      printf 'cannot write %s in %s (a read-only file system, or a full one?)\n' "$base" "$here" >&2
+      exit 6
+    }
     set +C
-    mv -f -- "$tmp" "$base" || { rm -f -- "$tmp"; printf 'cannot replace %s\n' "$p" >&2; exit 6; }
+    # An existing file keeps its mode and owner.
+    if [ "$new" = 0 ] && [ -f "$base" ]; then
+      chmod "$(stat -c %a -- "$base")" "$tmp" 2> /dev/null
+      chown "$(stat -c %u:%g -- "$base")" "$tmp" 2> /dev/null
+    fi
+    # -T: the name is replaced, never a folder (or a link to one) written into.
+    mv -fT -- "$tmp" "$base" || { rm -f -- "$tmp"; printf 'cannot replace %s\n' "$p" >&2; exit 6; }
     printf 'new=%s\n' "$new"
     ;;
   list)

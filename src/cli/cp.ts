@@ -53,6 +53,12 @@ export async function cp(
     }
     return 0;
   } catch (e) {
+    const hostCode = (e as NodeJS.ErrnoException).code;
+    if (!(e instanceof SandboxError) && hostCode) {
+      const what = hostCode === 'EISDIR' ? 'is a folder (cp copies one file)' : hostCode === 'ENOENT' ? 'does not exist' : hostCode;
+      err(`the host path ${(e as NodeJS.ErrnoException).path ?? ''} ${what}`);
+      return 1;
+    }
     reportFailure(e, false, out, err);
     return 1;
   }

@@ -1,6 +1,8 @@
 import { posix } from 'node:path';
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
+import { trimUtf8End } from '../capture/stream-window.js';
+import { BOUNDS } from '../config/config-schema.js';
 import { FILE_OP_SCRIPT } from './wrapper-protocol.js';
 
 /**
@@ -89,8 +91,17 @@ export function resolveContainerPath(workdir: string, path: string): string {
 
 /** The 1-based inclusive line range a read returns, within the limits. */
 export function lineRange(startLine: number | undefined, endLine: number | undefined, maxLines: number): { first: number; last: number } {
-  const first = Math.max(1, Math.floor(startLine ?? 1));
-  const asked = endLine === undefined ? first + maxLines - 1 : Math.floor(endLine);
+  for (const [name, v] of [
+    ['startLine', startLine],
+    ['endLine', endLine],
+  ] as const) {
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 1))
+      throw new SandboxError('INVALID_ARGUMENT', `${name} must be a whole number from 1, not ${v}.`);
+  }
+  if (!Number.isSafeInteger(maxLines) || maxLines < 1)
+    throw new SandboxError('INVALID_ARGUMENT', `maxLines must be a whole number from 1, not ${maxLines}.`);
+  const first = startLine ?? 1;
+  const asked = endLine === undefined ? first + maxLines - 1 : endLine;
   if (asked < first) throw new SandboxError('INVALID_ARGUMENT', `endLine (${asked}) is before startLine (${first}).`);
   return { first, last: Math.min(asked, first + maxLines - 1) };
 }
@@ -106,13 +117,24 @@ export function isText(bytes: Buffer): boolean {
   }
 }
 
-/** How many times `needle` occurs in `text` (non-overlapping). */
+/** How many times `needle` occurs in `text`, overlapping ones too ("aa" twice in "aaa": which one is meant is unclear). */
 export function occurrences(text: string, needle: string): number {
   if (needle === '') return 0;
   let n = 0;
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) n++;
   return n;
 }
+
+/** A whole number of bytes or lines from 1 to `max`. */
+function limit(name: string, v: number | undefined, fallback: number, max: number): number {
+  const n = v ?? fallback;
+  if (!Number.isSafeInteger(n) || n < 1 || n > max)
+    throw new SandboxError('INVALID_ARGUMENT', `${name} must be a whole number from 1 to ${max}, not ${n}.`);
+  return n;
+}
+
+/** How long one file operation may take in the container before it is killed. */
+const FILE_OP_TIMEOUT_SECONDS = 60;
 
 interface OpResult {
   exitCode: number | null;
@@ -133,9 +155,14 @@ export class ContainerFiles {
     let outBytes = 0;
     let err = '';
     const max = options.maxStdout ?? Number.MAX_SAFE_INTEGER;
+    // Bounded in time inside the container (a pipe swapped in, a huge sparse file): `timeout`
+    // is in busybox and coreutils alike.
     const s = await this.engine.exec(
       this.containerId,
-      { cmd: ['/bin/sh', '-c', FILE_OP_SCRIPT, 'file-op', ...args], ...(options.stdin ? { stdin: options.stdin } : {}) },
+      {
+        cmd: ['timeout', '-s', 'KILL', String(FILE_OP_TIMEOUT_SECONDS), '/bin/sh', '-c', FILE_OP_SCRIPT, 'file-op', ...args],
+        ...(options.stdin ? { stdin: options.stdin } : {}),
+      },
       (stream, chunk) => {
         if (stream === 'stderr') {
           if (err.length < 4096) err += chunk.toString('utf8');
@@ -157,12 +184,10 @@ export class ContainerFiles {
       throw new SandboxError('POLICY_VIOLATION', `${JSON.stringify(path)} leads ${message} (a symlink out of ${this.workdir}).`, {
         data: { rule: 'container path', path },
       });
-    throw new SandboxError('FILE_OPERATION_FAILED', `Could not ${what} ${JSON.stringify(path)}: ${message}.`, {
-      data: {
-        path,
-        reason: r.exitCode === 4 ? 'not found' : r.exitCode === 5 ? 'wrong type' : r.exitCode === 6 ? 'cannot write' : 'failed',
-      },
-    });
+    const reasons: Record<number, string> = { 4: 'not found', 5: 'wrong type', 6: 'cannot write', 7: 'too large', 137: 'timed out' };
+    const reason = reasons[r.exitCode ?? -1] ?? 'failed';
+    const why = reason === 'timed out' ? `it took longer than ${FILE_OP_TIMEOUT_SECONDS} s` : message;
+    throw new SandboxError('FILE_OPERATION_FAILED', `Could not ${what} ${JSON.stringify(path)}: ${why}.`, { data: { path, reason } });
   }
 
   async readFile(
@@ -170,22 +195,28 @@ export class ContainerFiles {
     options: { startLine?: number; endLine?: number; maxBytes?: number; maxLines?: number } = {},
   ): Promise<ReadFileResult> {
     const full = resolveContainerPath(this.workdir, path);
-    const maxBytes = options.maxBytes ?? this.limits.maxReadBytes;
-    const { first, last } = lineRange(options.startLine, options.endLine, options.maxLines ?? this.limits.maxReadLines);
+    const maxBytes = limit('maxBytes', options.maxBytes, this.limits.maxReadBytes, BOUNDS.stdinBytes.max);
+    const { first, last } = lineRange(
+      options.startLine,
+      options.endLine,
+      limit('maxLines', options.maxLines, this.limits.maxReadLines, 1_000_000),
+    );
     // One byte more than the cap: whether the range was cut shows.
     const r = await this.op(['read', this.workdir, full, String(first), String(last), String(maxBytes + 1)], { maxStdout: maxBytes + 512 });
     if (r.exitCode !== 0) this.fail(path, r, 'read');
     const nl = r.stdout.indexOf(10);
-    const head = /size=(\d+) lines=(\d+) lastnl=(\d+) nul=(\d+)/.exec(r.stdout.toString('latin1', 0, nl === -1 ? 0 : nl));
+    const head = /size=(\d+) lines=(\d+) lastnl=(\d+) nul=(\d+) partial=(\d)/.exec(r.stdout.toString('latin1', 0, nl === -1 ? 0 : nl));
     if (!head)
       throw new SandboxError('FILE_OPERATION_FAILED', `Could not read ${JSON.stringify(path)}: an unexpected answer.`, {
         data: { path, reason: 'failed' },
       });
     const totalBytes = Number(head[1]);
-    const totalLines = Number(head[2]) + (totalBytes > 0 && head[3] === '0' ? 1 : 0);
+    const partial = head[5] === '1';
+    const totalLines = Number(head[2]) + (totalBytes > 0 && head[3] === '0' && !partial ? 1 : 0);
     let body = r.stdout.subarray(nl + 1);
     const cut = body.length > maxBytes;
-    if (cut) body = body.subarray(0, body.lastIndexOf(10, maxBytes - 1) + 1 || maxBytes);
+    // Cut at the last whole line, else at the last whole character (never in the middle of one).
+    if (cut) body = trimUtf8End(body.subarray(0, body.lastIndexOf(10, maxBytes - 1) + 1 || maxBytes));
     if (Number(head[4]) > 0 || !isText(body)) {
       return {
         path: full,
@@ -203,7 +234,7 @@ export class ContainerFiles {
     if (head[3] === '0' && text.endsWith('\n') && first + text.split('\n').length - 2 >= totalLines) text = text.slice(0, -1);
     const returned = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
     const endLine = returned ? first + returned - 1 : 0;
-    const notes: string[] = [];
+    const notes: string[] = partial ? [`the file is larger than 1 GiB: ${totalLines} lines counted in its first GiB`] : [];
     if (first > totalLines && totalLines > 0) notes.push(`the file has ${totalLines} lines`);
     else if (endLine && endLine < Math.min(last, totalLines))
       notes.push(`cut at ${maxBytes} bytes: lines ${endLine + 1}-${Math.min(options.endLine ?? totalLines, totalLines)} not shown`);
@@ -224,8 +255,8 @@ export class ContainerFiles {
   /** The file's exact bytes (up to `maxBytes`, else FILE_OPERATION_FAILED). */
   async readFileBytes(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
     const full = resolveContainerPath(this.workdir, path);
-    const max = options.maxBytes ?? this.limits.maxWriteBytes;
-    const r = await this.op(['get', this.workdir, full], { maxStdout: max + 1 });
+    const max = limit('maxBytes', options.maxBytes, this.limits.maxWriteBytes, BOUNDS.stdinBytes.max);
+    const r = await this.op(['get', this.workdir, full, String(max)], { maxStdout: max + 1 });
     if (r.exitCode !== 0) this.fail(path, r, 'read');
     if (r.stdout.length > max)
       throw new SandboxError('FILE_OPERATION_FAILED', `${JSON.stringify(path)} is larger than ${max} bytes.`, {

@@ -111,6 +111,68 @@ describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
     });
   });
 
+  test('a working folder swapped for a link to /etc is refused, for every operation', async () => {
+    await withSandbox(async (sb) => {
+      await sb.exec('mv /workspace /ws0 && ln -s /etc /workspace');
+      for (const op of [
+        () => sb.readFile('passwd'),
+        () => sb.writeFile('pwned', 'x'),
+        () => sb.listDirectory('.'),
+        () => sb.readFileBytes('passwd'),
+      ]) {
+        expect((await failure(op())).code).toBe('POLICY_VIOLATION');
+      }
+      expect((await sb.exec('ls /etc/pwned 2>&1 || true')).stdout).toMatch(/No such file/);
+    });
+  });
+
+  test('a name that flips to a link to a folder outside while we write: the write never lands outside', async () => {
+    await withSandbox(async (sb) => {
+      const flipper = sb.exec('while [ ! -e /tmp/stop-flip ]; do ln -s /etc /workspace/t 2>/dev/null; rm -f /workspace/t; done', {
+        timeoutMs: 60_000,
+      });
+      for (let i = 0; i < 40; i++) await sb.writeFile('t', `x${i}\n`).catch(() => undefined);
+      await sb.exec('touch /tmp/stop-flip');
+      await flipper;
+      expect((await sb.exec('ls -a /etc | grep -c gcd-write || true')).stdout.trim()).toBe('0');
+    });
+  });
+
+  test('temp names planted as links to a pipe or /dev/null take nothing: the content lands in the file', async () => {
+    await withSandbox(async (sb) => {
+      await sb.exec(
+        // The old name was .gcd-write.<pid>: plant the pids the next execs will get (each ln takes one).
+        'n=$$; i=$((n + 1500)); while [ $i -le $((n + 3000)) ]; do ln -s /dev/null /workspace/.gcd-write.$i; i=$((i+1)); done',
+      );
+      expect(await sb.writeFile('a.txt', 'SECRET\n')).toMatchObject({ created: true });
+      expect((await sb.readFile('a.txt')).text).toBe('SECRET\n');
+      expect((await sb.exec('[ -L /workspace/a.txt ] && echo link || echo file')).stdout).toBe('file\n');
+    });
+  });
+
+  test('a pipe or a device is not read (no hang): FILE_OPERATION_FAILED, wrong type', async () => {
+    await withSandbox(async (sb) => {
+      await sb.exec('mkfifo /workspace/fifo');
+      const started = Date.now();
+      for (const op of [() => sb.readFile('fifo'), () => sb.readFileBytes('fifo')]) {
+        expect(await failure(op())).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'wrong type' } });
+      }
+      expect(Date.now() - started).toBeLessThan(10_000);
+    });
+  });
+
+  test('an edit keeps the file mode and owner; a long line cut mid-character is still text', async () => {
+    await withSandbox(async (sb) => {
+      await sb.exec('printf "#!/bin/sh\\necho one\\n" > run.sh && chmod 750 run.sh && chown 1234:1234 run.sh');
+      await sb.editFile('run.sh', 'echo one', 'echo two');
+      expect((await sb.exec('stat -c %a:%u:%g run.sh; ./run.sh')).stdout).toBe('750:1234:1234\ntwo\n');
+      await sb.writeFile('long.txt', 'é'.repeat(100));
+      const r = await sb.readFile('long.txt', { maxBytes: 51 });
+      expect(r.binary).toBe(false);
+      expect(r.text).toBe('é'.repeat(25));
+    });
+  });
+
   test('a folder swapped for a symlink to /etc while we write cannot lead the write out', async () => {
     await withSandbox(async (sb) => {
       await sb.exec('mkdir -p race');

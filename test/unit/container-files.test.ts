@@ -54,6 +54,17 @@ describe('lineRange: the lines a read returns', () => {
   test('an end before the start is INVALID_ARGUMENT', () => {
     expect(code(() => lineRange(20, 10, 100))).toBe('INVALID_ARGUMENT');
   });
+  test.each([
+    [Number.NaN, undefined, 100],
+    [0, undefined, 100],
+    [-3, undefined, 100],
+    [1.5, undefined, 100],
+    [1, Number.NaN, 100],
+    [1, 1e21, 100],
+    [1, undefined, 0],
+  ])('startLine %p, endLine %p, maxLines %p: INVALID_ARGUMENT, never a broken range', (s, e, m) => {
+    expect(code(() => lineRange(s, e, m))).toBe('INVALID_ARGUMENT');
+  });
 });
 
 describe('isText: what a model may be shown', () => {
@@ -69,7 +80,7 @@ describe('occurrences: what a single-occurrence edit counts', () => {
   test.each([
     ['a b a', 'a', 2],
     ['x = 1\nx = 1\n', 'x = 1', 2],
-    ['aaa', 'aa', 1],
+    ['aaa', 'aa', 2],
     ['abc', 'd', 0],
     ['abc', '', 0],
     ['line one\nline two', 'line two', 1],
