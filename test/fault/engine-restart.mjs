@@ -83,10 +83,22 @@ try {
   }
   await manager.stopAll();
 
-  // Nothing of this session is left once the engine is back.
-  const left = execFileSync('docker', ['ps', '-a', '-q', '--filter', `label=${LABEL.session}=${manager.sessionId}`], {
-    encoding: 'utf8',
-  }).trim();
+  // Nothing of this session is left once the engine is back. A container that died with the
+  // engine is removed by the engine itself as it restores its state (auto-remove), a moment
+  // after it answers again: allow it 15 s, and name the state of any that stays.
+  const leftNow = () =>
+    execFileSync(
+      'docker',
+      ['ps', '-a', '--format', '{{.ID}} {{.State}} {{.Status}}', '--filter', `label=${LABEL.session}=${manager.sessionId}`],
+      {
+        encoding: 'utf8',
+      },
+    ).trim();
+  let left = leftNow();
+  for (let i = 0; left !== '' && i < 30; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    left = leftNow();
+  }
   check(left === '', `no container of the session left${left ? `: ${left}` : ''}`);
 
   // And the process keeps working.
