@@ -1,12 +1,13 @@
-# Runs a snippet that arrives on stdin: sh -c RUN_CODE run-code <python|bash>.
+# Runs a snippet that arrives on stdin: sh -c RUN_CODE run-code <python|bash> [clean-first].
 # The code never passes through a command line or a file: python3 reads its program from
 # stdin (`python3 -`); bash reads it from fd 3 (the same stdin), with /dev/null as the
 # script's own stdin, so a command in it that reads stdin cannot eat the rest of the script,
-# and a full /tmp cannot stop it. Before and after the snippet, every process an earlier
+# and a full /tmp cannot stop it. After the snippet (and before it, when the last call did
+# not end by itself: clean-first), every process an earlier
 # snippet left running (setsid, double forks, nohup) is killed: nothing but the container's
 # init (pid 1) and its keep-alive (init's oldest child running `sleep <ttl>`; under load it
 # can start after this script) outlives a call.
-clean() {
+scan_and_kill() {
   keep=""
   oldest=""
   for d in /proc/[0-9]*; do
@@ -32,12 +33,19 @@ clean() {
     case " 1 $keep $$ $PPID " in *" $q "*) continue ;; esac
     left="$left $q"
   done
+  [ -n "$left" ] || return 1
   # shellcheck disable=SC2086 # a list of pids
-  [ -n "$left" ] && kill -s KILL $left 2>/dev/null
+  kill -s KILL $left 2> /dev/null
+  return 0
+}
+# Again while something was found: a process can fork between the scan and the kill.
+clean() {
+  i=0
+  while [ "$i" -lt 5 ] && scan_and_kill; do i=$((i + 1)); done
   return 0
 }
 lang=$1
-clean
+[ "${2:-}" = clean-first ] && clean
 case "$lang" in
   python) python3 - ;;
   bash) bash /dev/fd/3 3<&0 < /dev/null ;;

@@ -24,7 +24,7 @@ export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
 /**
  * How each language runs (scripts/container/run-code.sh): python3 reads its whole program
  * from stdin before it runs it (`python3 -`: frames say `File "<stdin>"`); bash reads it
- * from fd 3, with an empty stdin of its own. Before and after, whatever an earlier snippet
+ * from fd 3, with an empty stdin of its own. After it (and before it, after a call cut short), whatever a snippet
  * left running is killed.
  */
 const runner = (language: CodeLanguage): string[] => ['/bin/sh', '-c', RUN_CODE_SCRIPT, 'run-code', language];
@@ -180,7 +180,9 @@ export class CodeExecutor {
       kept.executions++;
       kept.lastUsed = this.now();
       try {
-        const result = await this.run(kept.sandbox, request, timeoutMs);
+        // The clean-up before the snippet is only needed when the last call did not end by
+        // itself (its own clean-up after it did not run): a /proc scan saved on every other call.
+        const result = await this.run(kept.sandbox, request, timeoutMs, kept.doubtful);
         kept.doubtful = result.timedOut || result.canceled || result.oomKilled || result.diskLimitHit || result.reason !== undefined;
         return {
           result,
@@ -266,8 +268,8 @@ export class CodeExecutor {
     return manager.start(this.startOptions(ttlSeconds ?? manager.config.ttlSeconds, request.signal));
   }
 
-  private run(sandbox: Sandbox, request: CodeRequest, timeoutMs: number): Promise<ExecResult> {
-    return sandbox.exec(runner(request.language), {
+  private run(sandbox: Sandbox, request: CodeRequest, timeoutMs: number, cleanFirst = false): Promise<ExecResult> {
+    return sandbox.exec([...runner(request.language), cleanFirst ? 'clean-first' : 'clean-after'], {
       stdin: request.code,
       timeoutMs,
       label: request.language,
