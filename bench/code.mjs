@@ -20,6 +20,8 @@ const QUICK = process.argv.includes('--quick');
 const ROUNDS = QUICK ? 8 : 30;
 const SNIPPET = 'import json, math\nprint(json.dumps({"pi": round(math.pi, 5), "sum": sum(range(1000))}))';
 const EXPECTED = '{"pi": 3.14159, "sum": 499500}\n';
+/** The code sandbox's profile, for the CLI's containers: the same image, limits and isolation. */
+const PROFILE = ['--init', '--read-only', '--tmpfs', '/tmp:size=64m', '--memory', '256m', '--cpus', '1', '--network', 'none'];
 
 const tmp = mkdtempSync(join(tmpdir(), 'gcd-code-bench-'));
 const kept = benchEngine(tmp);
@@ -34,26 +36,7 @@ let cli;
 let failures = 0;
 try {
   // The CLI's container: the same image and profile (read-only root, 256 MiB, 1 CPU, no network).
-  cli = (
-    await dockerOk([
-      'run',
-      '-d',
-      '--rm',
-      '--init',
-      '--read-only',
-      '--tmpfs',
-      '/tmp:size=64m',
-      '--memory',
-      '256m',
-      '--cpus',
-      '1',
-      '--network',
-      'none',
-      PYTHON_IMAGE,
-      'sleep',
-      '3600',
-    ])
-  ).trim();
+  cli = (await dockerOk(['run', '-d', '--rm', ...PROFILE, PYTHON_IMAGE, 'sleep', '3600'])).trim();
   const check = (out) => {
     if (out !== EXPECTED) failures++;
   };
@@ -63,29 +46,7 @@ try {
       'one-shot': async () => check((await oneShot.execute({ language: 'python', code: SNIPPET })).result.stdout),
       'docker exec CLI': async () => check((await docker(['exec', cli, 'python3', '-c', SNIPPET])).stdout),
       // The seed's one-shot: `docker run --rm` of the snippet (reference).
-      'docker run --rm CLI': async () =>
-        check(
-          (
-            await docker([
-              'run',
-              '--rm',
-              '--init',
-              '--read-only',
-              '--tmpfs',
-              '/tmp:size=64m',
-              '--memory',
-              '256m',
-              '--cpus',
-              '1',
-              '--network',
-              'none',
-              PYTHON_IMAGE,
-              'python3',
-              '-c',
-              SNIPPET,
-            ])
-          ).stdout,
-        ),
+      'docker run --rm CLI': async () => check((await docker(['run', '--rm', ...PROFILE, PYTHON_IMAGE, 'python3', '-c', SNIPPET])).stdout),
     },
     { rounds: ROUNDS, warmup: 2 },
   );

@@ -47,6 +47,20 @@ export interface CommandAnswer {
   logPath: string;
 }
 
+/** The flags of a result that are set, and its reason: an answer names only what happened. */
+export function resultFlags(
+  r: Pick<ExecResult, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason'>,
+): Pick<CommandAnswer, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason'> {
+  return {
+    ...(r.timedOut ? { timedOut: true as const } : {}),
+    ...(r.canceled ? { canceled: true as const } : {}),
+    ...(r.oomKilled ? { oomKilled: true as const } : {}),
+    ...(r.diskLimitHit ? { diskLimitHit: true as const } : {}),
+    ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
+    ...(r.reason ? { reason: r.reason } : {}),
+  };
+}
+
 /** What the main model receives: the answer without what it cannot use (the log's path is in the user's line). */
 export function answerForModel(a: CommandAnswer): Omit<CommandAnswer, 'logPath' | 'summaryKind'> {
   const { logPath: _logPath, summaryKind: _kind, ...rest } = a;
@@ -170,12 +184,7 @@ export async function buildCommandAnswer(
     ...(killedBy ? { signal: `${killedBy.name} (${killedBy.meaning})` } : {}),
     ...text,
     ...(key && key.length ? { keyLines: key } : {}),
-    ...(r.timedOut ? { timedOut: true as const } : {}),
-    ...(r.canceled ? { canceled: true as const } : {}),
-    ...(r.oomKilled ? { oomKilled: true as const } : {}),
-    ...(r.diskLimitHit ? { diskLimitHit: true as const } : {}),
-    ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
-    ...(r.reason ? { reason: r.reason } : {}),
+    ...resultFlags(r),
     logPath: r.logPath,
   });
   if (Buffer.byteLength(output) <= threshold && !r.truncated) return answer({ output });

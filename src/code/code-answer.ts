@@ -1,4 +1,4 @@
-import { buildCommandAnswer, type OutputSummarizer } from '../answer/command-answer.js';
+import { buildCommandAnswer, resultFlags, type OutputSummarizer } from '../answer/command-answer.js';
 import { ANSI_ESCAPE } from '../answer/key-lines.js';
 import { sliceText } from '../display-text.js';
 import type { CodeRun } from './code-executor.js';
@@ -70,12 +70,7 @@ export async function buildCodeAnswer(
     ...(command.signal ? { signal: command.signal } : {}),
     stdout: whole ? stdout : cut(stdout, outMax),
     ...(stderr ? { stderr: whole ? stderr : cut(stderr, errMax) } : {}),
-    ...(r.timedOut ? { timedOut: true as const } : {}),
-    ...(r.canceled ? { canceled: true as const } : {}),
-    ...(r.oomKilled ? { oomKilled: true as const } : {}),
-    ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
-    ...(r.diskLimitHit ? { diskLimitHit: true as const } : {}),
-    ...(r.reason ? { reason: r.reason } : {}),
+    ...resultFlags(r),
     ...(whole
       ? {}
       : {
