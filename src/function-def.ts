@@ -55,6 +55,7 @@ function portable(node: unknown): unknown {
  * (a default, a limit) to a field's description.
  */
 export function functionDef(name: string, description: string, schema: z.ZodObject, notes: Record<string, string> = {}): FunctionDef {
+  // unrepresentable: 'any' is zod's option name (a type JSON Schema cannot say becomes {}), not a TypeScript any.
   const json = portable(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })) as {
     properties?: Record<string, { description?: string }>;
     required?: string[];

@@ -3,7 +3,7 @@ import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 import { swallowed } from '../debug.js';
 import { sliceText } from '../display-text.js';
 import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLines, scanLog, selectKeyLines } from './key-lines.js';
-import { signalOfExit } from './signals.js';
+import { killedBySignal, signalField } from './signals.js';
 
 export { keyLines } from './key-lines.js';
 
@@ -177,11 +177,11 @@ export async function buildCommandAnswer(
   const threshold = options.thresholdBytes ?? DEFAULT_SUMMARY_THRESHOLD_BYTES;
   // Colour codes cost tokens and say nothing to a model: the text without them.
   const output = combinedOutput(r).replace(ANSI_ESCAPE, '');
-  const killedBy = r.timedOut || r.canceled || r.oomKilled || r.diskLimitHit || r.reason ? undefined : signalOfExit(r.exitCode);
+  const killedBy = killedBySignal(r);
   // Field order is what the model reads first: the exit, then the output, then the details.
   const answer = (text: Pick<CommandAnswer, 'output' | 'summary' | 'summaryKind'>, key?: string[]): CommandAnswer => ({
     exitCode: r.exitCode,
-    ...(killedBy ? { signal: `${killedBy.name} (${killedBy.meaning})` } : {}),
+    ...signalField(r),
     ...text,
     ...(key && key.length ? { keyLines: key } : {}),
     ...resultFlags(r),

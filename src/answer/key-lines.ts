@@ -272,7 +272,8 @@ export function selectKeyLines(
 ): string[] {
   const budget = options.budget ?? KEY_LINE_BUDGET;
   const failed = options.exitCode !== 0;
-  const all = mergeSameTest(failures(collector.candidates()));
+  const candidates = collector.candidates();
+  const all = mergeSameTest(failures(candidates));
   const chosen = new Map<number, string>();
   const texts = new Set<string>();
   let chars = 0;
@@ -321,7 +322,7 @@ export function selectKeyLines(
   if (failed && chosen.size === taken.verdicts && options.fallback !== false) {
     const before = chosen.size;
     for (const kind of ['warning', 'detail', 'mention'] as const) {
-      const of = collector.candidates().filter((x) => x.kind === kind);
+      const of = candidates.filter((x) => x.kind === kind);
       const ordered =
         kind === 'mention' ? [...of.slice(-FALLBACK_LAST).reverse(), ...of.slice(0, FALLBACK_FIRST)] : of.slice(0, FALLBACK_LINES);
       for (const c of ordered) take([c]);

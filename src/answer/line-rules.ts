@@ -171,7 +171,7 @@ export const LINE_RULES: readonly LineRule[] = [
   },
   { family: 'diff', kind: 'diff', re: /^\s*[-+](?=\s*[^-+=\s])/ },
   {
-    family: 'any',
+    family: 'loose error words',
     kind: 'mention',
     re: /\b(error|errors|exception|failed|failure|fatal|traceback|panic|denied|refused|cannot|can't|unable|not found|no such|segmentation fault|killed|timed out|undefined reference)\b/i,
   },

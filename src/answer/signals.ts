@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import type { ExecResult } from '../sandbox/exec-types.js';
 
 /** What the common deadly signals mean, for a developer reading an exit code. */
 const MEANING: Record<string, string> = {
@@ -17,6 +18,22 @@ const MEANING: Record<string, string> = {
 };
 
 /** Number to name; the first name of a number wins (SIGABRT, not its alias SIGIOT). */
+/**
+ * The signal that ended a command, when its exit code is the only word on it: a timeout, a
+ * cancel, a limit or a reason already say why (a killed tree exits 137 = SIGKILL too).
+ */
+export function killedBySignal(
+  r: Pick<ExecResult, 'exitCode' | 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'reason'>,
+): { name: string; meaning: string } | undefined {
+  return r.timedOut || r.canceled || r.oomKilled || r.diskLimitHit || r.reason ? undefined : signalOfExit(r.exitCode);
+}
+
+/** The `signal` field of an answer: "SIGSEGV (segmentation fault: ...)", or undefined. */
+export function signalField(r: Parameters<typeof killedBySignal>[0]): { signal: string } | Record<string, never> {
+  const s = killedBySignal(r);
+  return s ? { signal: `${s.name} (${s.meaning})` } : {};
+}
+
 const BY_NUMBER = new Map<number, string>();
 for (const [name, n] of Object.entries(constants.signals)) if (!BY_NUMBER.has(n)) BY_NUMBER.set(n, name);
 

@@ -1,5 +1,6 @@
 import { buildCommandAnswer, resultFlags, type OutputSummarizer } from '../answer/command-answer.js';
 import { ANSI_ESCAPE } from '../answer/key-lines.js';
+import { signalField } from '../answer/signals.js';
 import { sliceText } from '../display-text.js';
 import type { CodeRun } from './code-executor.js';
 
@@ -58,26 +59,28 @@ export async function buildCodeAnswer(
   const stdout = r.stdout.replace(ANSI_ESCAPE, '');
   const stderr = r.stderr.replace(ANSI_ESCAPE, '');
   const whole = !r.truncated && stdout.length + stderr.length <= options.maxOutputChars;
-  // The flags, the signal, and for a cut output its summary and key lines, as runCommand gets them.
-  const command = await buildCommandAnswer(r, {
-    thresholdBytes: whole ? Number.MAX_SAFE_INTEGER : 0,
-    ...(options.summarizer && !whole ? { summarizer: options.summarizer } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  // A cut output also gets its summary and key lines, as runCommand's long output does.
+  const command = whole
+    ? undefined
+    : await buildCommandAnswer(r, {
+        thresholdBytes: 0,
+        ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
   const [outMax, errMax] = shares(stdout.length, stderr.length, options.maxOutputChars);
   return {
     exitCode: r.exitCode,
-    ...(command.signal ? { signal: command.signal } : {}),
+    ...signalField(r),
     stdout: whole ? stdout : cut(stdout, outMax),
     ...(stderr ? { stderr: whole ? stderr : cut(stderr, errMax) } : {}),
     ...resultFlags(r),
-    ...(whole
-      ? {}
-      : {
+    ...(command
+      ? {
           ...(command.summary ? { summary: command.summary } : {}),
           ...(command.keyLines ? { keyLines: command.keyLines } : {}),
           logPath: r.logPath,
-        }),
+        }
+      : {}),
     container: run.container,
     ...(run.stateLost ? { stateLost: run.stateLost } : {}),
   };

@@ -131,8 +131,7 @@ export class Sandbox implements AsyncDisposable {
   }
 
   private checkLive(): void {
-    if (this.stopped)
-      throw new SandboxError('CONTAINER_NOT_FOUND', `Sandbox ${this.name} was stopped.`, { data: { containerId: this.id } });
+    if (this.stopped || this.lostBecause) throw this.goneError();
   }
 
   get id(): string {
@@ -158,7 +157,7 @@ export class Sandbox implements AsyncDisposable {
     const timeoutMs = validateExecOptions(options, this.deps.exec);
     const commandText = typeof command === 'string' ? command : command.join(' ');
     if (commandText.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'The command is empty.');
-    if (this.stopped || this.lostBecause) throw this.goneError();
+    this.checkLive();
     if (options.signal?.aborted)
       throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
 
@@ -232,7 +231,7 @@ export class Sandbox implements AsyncDisposable {
         cmd: wrapCommand(command),
         env,
         workdir: options.workdir ?? this.info.workdir,
-        ...(options.stdin !== undefined ? { stdin: Buffer.from(options.stdin) } : {}),
+        ...(options.stdin !== undefined ? { stdin: Buffer.isBuffer(options.stdin) ? options.stdin : Buffer.from(options.stdin) } : {}),
       },
       capture.onOutput,
     );

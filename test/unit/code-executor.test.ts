@@ -8,7 +8,7 @@ import type { ExecSpec } from '../../src/engine/container-engine.js';
 import { SandboxManager } from '../../src/sandbox/sandbox-manager.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
 import { FakeEngine, type FakeEngineOptions } from '../support/fake-engine.js';
-import { removeTempDirs, sandboxError, tempDir, testConfig } from './helpers.js';
+import { execResultOf, removeTempDirs, sandboxError, tempDir, testConfig } from './helpers.js';
 
 const managers: SandboxManager[] = [];
 afterEach(async () => {
@@ -247,23 +247,7 @@ describe('CodeExecutor: the sandbox profile and its hard bans', () => {
 /** A CodeRun around an ExecResult as the sandbox makes it. */
 function run(result: Partial<ExecResult>, extra: Partial<CodeRun> = {}): CodeRun {
   return {
-    result: {
-      command: 'python3 -',
-      exitCode: 0,
-      stdout: '',
-      stderr: '',
-      truncated: false,
-      timedOut: false,
-      canceled: false,
-      oomKilled: false,
-      pidsLimitHit: false,
-      diskLimitHit: false,
-      bytes: { stdout: 0, stderr: 0 },
-      lines: { stdout: 0, stderr: 0 },
-      durationMs: 5,
-      logPath: join(tempDir(), '0001-python.log'),
-      ...result,
-    },
+    result: execResultOf({ command: 'python3 -', logPath: join(tempDir(), '0001-python.log'), ...result }),
     language: 'python',
     mode: 'keep-alive',
     container: 'reused',

@@ -2,6 +2,7 @@ import { buildCommandAnswer, contradictsExit } from '../../src/answer/command-an
 import { showInvisible, showInvisibleIn } from '../../src/display-text.js';
 import { summarizePrompt } from '../../src/prompt/summarize-output.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
+import { execResultOf } from './helpers.js';
 
 /**
  * Command output is data: it cannot speak to the summarizer as if it were our prompt, a
@@ -10,22 +11,14 @@ import type { ExecResult } from '../../src/sandbox/exec-types.js';
  */
 
 function result(exitCode: number, stdout: string): ExecResult {
-  return {
+  return execResultOf({
     command: 'npm test',
     exitCode,
     stdout,
-    stderr: '',
-    truncated: false,
-    timedOut: false,
-    canceled: false,
-    oomKilled: false,
-    pidsLimitHit: false,
-    diskLimitHit: false,
     bytes: { stdout: Buffer.byteLength(stdout), stderr: 0 },
     lines: { stdout: stdout.split('\n').length, stderr: 0 },
-    durationMs: 5,
     logPath: '/nonexistent/0001-npm.log',
-  };
+  });
 }
 
 const FORGED = [

@@ -5,6 +5,7 @@
  */
 import { HISTORY_LIMITS, historyEntry, renderHistory, type HistoryEntry } from '../../src/task/task-history.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
+import { execResultOf } from './helpers.js';
 
 function entry(step: number, over: Partial<HistoryEntry> = {}): HistoryEntry {
   return {
@@ -21,23 +22,17 @@ function entry(step: number, over: Partial<HistoryEntry> = {}): HistoryEntry {
 }
 
 function execResult(over: Partial<ExecResult> = {}): ExecResult {
-  return {
+  return execResultOf({
     command: 'make',
     exitCode: 2,
     stdout: 'building\n',
     stderr: 'make: *** [all] Error 2\n',
-    truncated: false,
-    timedOut: false,
-    canceled: false,
-    oomKilled: false,
-    pidsLimitHit: false,
-    diskLimitHit: false,
     bytes: { stdout: 9, stderr: 24 },
     lines: { stdout: 1, stderr: 1 },
     durationMs: 12,
     logPath: '/tmp/x.log',
     ...over,
-  };
+  });
 }
 
 /** `n` entries of ~450 characters of output each; every even one fails with two error lines. */

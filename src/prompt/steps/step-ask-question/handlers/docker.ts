@@ -3,7 +3,7 @@ import { z } from 'zod/v4';
 import { BOUNDS } from '../../../../config/config-schema.js';
 import type { ActionHandler } from '../../../host/genaicode-types.js';
 import { answerForModel, buildCommandAnswer } from '../../../../answer/command-answer.js';
-import { signalOfExit } from '../../../../answer/signals.js';
+import { killedBySignal } from '../../../../answer/signals.js';
 import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { ExecResult } from '../../../../sandbox/exec-types.js';
@@ -65,7 +65,7 @@ function shortPath(path: string): string {
 }
 
 export function commandUserText(container: string, cmd: string, r: ExecResult): string {
-  const signal = r.timedOut || r.canceled || r.oomKilled || r.reason ? undefined : signalOfExit(r.exitCode)?.name;
+  const signal = killedBySignal(r)?.name;
   const flags = [
     r.timedOut && 'timed out',
     r.canceled && 'canceled',
