@@ -1,5 +1,6 @@
 import type { Config } from '../config/config-schema.js';
 import { answerForModel, buildCommandAnswer } from '../answer/command-answer.js';
+import { LABEL, MANAGED_FILTER } from '../sandbox/labels.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 
 const STEPS = [
@@ -47,10 +48,13 @@ export async function demo(config: Config, out: (line: string) => void): Promise
       if (i === 3) ok &&= result.timedOut && result.exitCode === 124;
     }
     await sandbox.stop();
-    const left = await manager.sweep({ dryRun: true });
+    // This session's containers only: other processes' containers (ending, or orphans a
+    // sweep would take) are not the demo's to judge.
+    const left = await manager.engine.listContainers({ ...MANAGED_FILTER, [LABEL.session]: manager.sessionId });
     out(`\nstopped and removed ${sandbox.name}; full logs in ${manager.logs.sessionDir}`);
+    if (left.length > 0) out(`demo: LEFT BEHIND: ${left.map((c) => `${c.names[0] ?? c.id} (${c.state})`).join(', ')}`);
     out(ok ? 'demo: all four results as expected' : 'demo: UNEXPECTED results above');
-    return ok && left.removed.length === 0 ? 0 : 1;
+    return ok && left.length === 0 ? 0 : 1;
   } finally {
     await manager.stopAll();
   }

@@ -138,8 +138,10 @@ test('the first Ctrl-C cancels the command: its result is printed (canceled, 137
 test("demo, the README's main job: four commands as the model sees them, all as expected, nothing left behind", async () => {
   const child = spawnSync(process.execPath, [CLI, 'demo'], { cwd: tempDir('gcd-cli-demo-'), encoding: 'utf8', timeout: 120_000 });
   expect(child.stderr).toBe('');
-  expect(child.status).toBe(0);
+  // The verdict line first: on a failure, the message shows the demo's whole output.
   expect(child.stdout).toContain('demo: all four results as expected');
+  expect(child.stdout).not.toContain('LEFT BEHIND');
+  expect(child.status).toBe(0);
   // The huge output's answer has the error from the middle of its 50 MB.
   expect(child.stdout).toContain(`"ld: error: undefined reference to 'parse_config'"`);
   expect(child.stdout).toMatch(/"timedOut": true/);
