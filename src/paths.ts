@@ -1,5 +1,9 @@
 import { realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The package's own folder (src/.. or dist/..), wherever it is installed. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Whether `child` is `parent` or lies inside it (path segments, not string prefixes). */
 export function isWithin(child: string, parent: string): boolean {

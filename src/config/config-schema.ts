@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ADDABLE_CAPABILITIES, NETWORK_MODES } from '../policy/policy.js';
+import { ADDABLE_CAPABILITIES, NETWORK_MODES, PROJECT_MOUNTS } from '../policy/policy.js';
 
 /**
  * The configuration's one schema: every setting, its bounds and its default. Loading it
@@ -210,6 +210,20 @@ export const ConfigSchema = z
       .default('/workspace'),
     /** Host paths that may be mounted into containers (nothing else may be). @default [] */
     mountAllow: z.array(MountAllow).default([]),
+    /** The GenAIcode project (its root folder) mounted at the working folder of startContainer and runContainerTask. */
+    project: z
+      .object({
+        /**
+         * The most the model may ask for: 'none', 'ro' (read-only: the seed's flow of running
+         * the tests, editing on the host and running them again works) or 'rw' (the container
+         * writes the user's tree; protected paths stay read-only). @default ro
+         */
+        mount: z.enum(PROJECT_MOUNTS).default('ro'),
+      })
+      .strict()
+      .default({}),
+    /** Minutes between sweeps for orphaned containers while the plugin runs (0: only at start-up). @default 60 */
+    sweepIntervalMinutes: z.number().min(0).max(7 * 24 * 60).default(60),
     /** Lifetime of a container: its keep-alive process ends by itself after this. @default 7200 */
     ttlSeconds: z.number().int().min(BOUNDS.ttlSeconds.min).max(BOUNDS.ttlSeconds.max).default(7200),
     exec: z

@@ -125,7 +125,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     }
     if (layer === projectLayer) {
       const before = ConfigSchema.parse(mergeConfig(...layers.slice(0, layers.indexOf(layer)).map((l) => l.value)));
-      checkProjectFile(layer.name, layer.value, before.images);
+      checkProjectFile(layer.name, layer.value, before);
       // Its image allowlist narrows the trusted one instead of replacing it.
       const split = splitProjectAllowlist(layer.value);
       layer.value = split.layer;

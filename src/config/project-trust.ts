@@ -1,4 +1,5 @@
 import { SandboxError } from '../errors.js';
+import { PROJECT_MOUNTS, type ProjectMount } from '../policy/policy.js';
 
 /**
  * What a project's own `.genaicode-docker.json` may say. GenAIcode reads that file from
@@ -42,7 +43,11 @@ function refuse(file: string, field: string, detail: string): SandboxError {
  * @param trusted the images settings in force before it (defaults and the user's own file)
  * @throws SandboxError INVALID_CONFIG naming the field and where it belongs
  */
-export function checkProjectFile(file: string, layer: unknown, trusted: { localOnly: readonly string[] }): void {
+export function checkProjectFile(
+  file: string,
+  layer: unknown,
+  trusted: { images: { localOnly: readonly string[] }; project: { mount: ProjectMount } },
+): void {
   for (const { path, why } of USER_ONLY) {
     if (get(layer, path) !== undefined) throw refuse(file, path.join('.'), `decides ${why}`);
   }
@@ -50,10 +55,13 @@ export function checkProjectFile(file: string, layer: unknown, trusted: { localO
     throw refuse(file, 'plugin.confirmStart', 'would start containers without asking the user');
   const localOnly = get(layer, ['images', 'localOnly']);
   if (Array.isArray(localOnly)) {
-    const dropped = trusted.localOnly.filter((p) => !localOnly.includes(p));
+    const dropped = trusted.images.localOnly.filter((p) => !localOnly.includes(p));
     if (dropped.length)
       throw refuse(file, 'images.localOnly', `drops ${dropped.join(', ')} (those images would then be pulled from a registry)`);
   }
+  const mount = get(layer, ['project', 'mount']);
+  if (typeof mount === 'string' && PROJECT_MOUNTS.indexOf(mount as ProjectMount) > PROJECT_MOUNTS.indexOf(trusted.project.mount))
+    throw refuse(file, 'project.mount', `is ${mount}, above the ${trusted.project.mount} your own settings allow (a project may only lower it)`);
 }
 
 /**

@@ -35,7 +35,7 @@ export interface TmpfsMount {
   sizeBytes: number;
 }
 
-interface BindMount {
+export interface BindMount {
   hostPath: string;
   containerPath: string;
   readOnly: boolean;

@@ -18,7 +18,33 @@ export const INVARIANTS = {
   mountAllowlist: 'only host paths on the mount allowlist may be mounted, read-only unless allowed writable',
   logsOutsideMounts: 'the log folder is never inside a writable mount',
   noRootWithWritableMounts: 'with a writable mount, containers run as a non-root user unless allowRootWithWritableMounts is set',
+  projectMount: 'the project is mounted no more widely than project.mount allows',
+  protectedProjectPaths:
+    'with a writable project mount, the paths that would run code on the host or lift the sandbox\'s limits (.git, .genaicoderc, .genaicode-docker.json, the plugin\'s own folder) are read-only and real folders or files, never links',
 } as const;
+
+/** How the project may be mounted, least first. */
+export const PROJECT_MOUNTS = ['none', 'ro', 'rw'] as const;
+export type ProjectMount = (typeof PROJECT_MOUNTS)[number];
+
+/**
+ * Names at the project root that a container with a writable project mount may never
+ * change: git runs hooks and `core.*` programs from .git; .genaicoderc loads plugins;
+ * .genaicode-docker.json sets this sandbox's own limits. (The plugin's own folder is
+ * added when it lies inside the project.)
+ */
+export const PROTECTED_PROJECT_NAMES = ['.git', '.genaicoderc', '.genaicode-docker.json'] as const;
+
+/**
+ * The mount a request gets: what it asks, or the configured mount when it asks nothing.
+ * @throws SandboxError POLICY_VIOLATION when it asks more than `allowed`.
+ */
+export function checkProjectMount(requested: ProjectMount | undefined, allowed: ProjectMount): ProjectMount {
+  if (requested === undefined) return allowed;
+  if (PROJECT_MOUNTS.indexOf(requested) > PROJECT_MOUNTS.indexOf(allowed))
+    throw violation('projectMount', `project mount ${requested} (project.mount allows at most ${allowed})`);
+  return requested;
+}
 
 function violation(rule: keyof typeof INVARIANTS, detail: string): SandboxError {
   return new SandboxError('POLICY_VIOLATION', `${detail}: not allowed (${INVARIANTS[rule]}).`, { data: { rule } });

@@ -6,6 +6,8 @@ import { genaicodeHost, type HostServices } from './host/host-services.js';
 import { checkImageAllowed } from '../policy/policy.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { CodeExecutor } from '../code/code-executor.js';
+import { ConversationContainers } from './conversation-containers.js';
+import { swallowed } from '../debug.js';
 
 export interface DockerPluginOptions {
   /** Configuration passed in code; wins over .genaicode-docker.json and GENAICODE_DOCKER_*. */
@@ -31,6 +33,8 @@ export interface PluginRuntime {
   host(): Promise<HostServices>;
   /** The image allowlist, checked before the user is asked to confirm anything. */
   checkImage(image: string): void;
+  /** The containers of each conversation, removed when it ends unless kept. */
+  conversations(): ConversationContainers;
 }
 
 /**
@@ -43,6 +47,7 @@ function displaySafeHost(host: HostServices): HostServices {
     confirm: (prompt, options) => host.confirm(displayText(prompt, 2000), options),
     systemMessage: (text, data) => host.systemMessage(displayText(text, 2000), data),
     abortSignal: () => host.abortSignal(),
+    onConversationEnd: (listener) => host.onConversationEnd(listener),
     liteModel: host.liteModel,
     cheapModel: host.cheapModel,
     defaultModel: host.defaultModel,
@@ -54,13 +59,19 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
   let manager: SandboxManager | undefined;
   let codeExecutor: CodeExecutor | undefined;
   let host: HostServices | undefined;
+  let conversations: ConversationContainers | undefined;
   const runtime: PluginRuntime = {
     config() {
       config ??= loadConfig({ ...(options.cwd ? { cwd: options.cwd } : {}), ...(options.config ? { overrides: options.config } : {}) });
       return config;
     },
     manager() {
-      manager ??= new SandboxManager({ config: runtime.config(), ...(options.engine ? { engine: options.engine } : {}) });
+      if (!manager) {
+        manager = new SandboxManager({ config: runtime.config(), ...(options.engine ? { engine: options.engine } : {}) });
+        // Orphans of crashed sessions are removed while genaicode runs, not only at the first start.
+        const minutes = runtime.config().sweepIntervalMinutes;
+        if (minutes > 0) manager.sweepEvery(minutes * 60_000);
+      }
       return manager;
     },
     codeExecutor() {
@@ -68,8 +79,21 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
       return codeExecutor;
     },
     host: async () => {
-      host ??= displaySafeHost(options.host ?? (await genaicodeHost()));
+      if (!host) {
+        const h = displaySafeHost(options.host ?? (await genaicodeHost()));
+        host ??= h;
+        if (host === h) h.onConversationEnd((conversation) => runtime.conversations().end(conversation).then(() => undefined));
+      }
       return host;
+    },
+    conversations() {
+      conversations ??= new ConversationContainers((text) => {
+        void runtime.host().then(
+          (h) => h.systemMessage(text),
+          (e: unknown) => swallowed('host services for a report', e),
+        );
+      });
+      return conversations;
     },
     checkImage(image) {
       const { images } = runtime.config();

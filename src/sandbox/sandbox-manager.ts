@@ -15,8 +15,10 @@ import {
   containerCapabilities,
   imageMatches,
   type AddableCapability,
+  checkProjectMount,
   type MountRequest,
   type NetworkMode,
+  type ProjectMount,
 } from '../policy/policy.js';
 import { containerUser } from './container-user.js';
 import { hostIdentity, verifyMounts } from './mount-identity.js';
@@ -24,6 +26,9 @@ import { checkOptions, StartOptionsSchema } from './option-schemas.js';
 import { Sandbox } from './sandbox.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
+import { isWithin } from '../paths.js';
+import { projectBinds, removePlaceholders, type ProjectBinds } from './project-mount.js';
+import { takeSnapshot } from './project-changes.js';
 
 export interface StartOptions {
   /** Image to start. @default config.images.default */
@@ -51,6 +56,11 @@ export interface StartOptions {
   workdir?: string;
   /** @default config.ttlSeconds */
   ttlSeconds?: number;
+  /**
+   * Mount the project (config.projectRoot) at config.workdir: read-only, or writable with
+   * the protected paths read-only. At most config.project.mount. @default 'none'
+   */
+  project?: ProjectMount;
   onPullProgress?: (p: PullProgress) => void;
   signal?: AbortSignal;
 }
@@ -105,6 +115,9 @@ export class SandboxManager {
   /** Each live sandbox's expiry, enforced from here too (see armExpiry). */
   private readonly expiries = new Map<string, NodeJS.Timeout>();
   private seq = 0;
+  /** Absent protected names mounted over (project-mount.ts), with how many live containers have each. */
+  private readonly placeholderUsers = new Map<string, number>();
+  private sweepTimer: NodeJS.Timeout | undefined;
   private swept: Promise<SweepReport | undefined> | undefined;
   private unregister: (() => void) | undefined;
   private readonly sweepOnStart: boolean;
@@ -147,10 +160,17 @@ export class SandboxManager {
     if (options.name !== undefined) checkContainerName(options.name);
     checkOptions(StartOptionsSchema, options, 'start options');
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
-    const user = containerUser(c, mounts);
+    const project = this.projectBinds(options.project ?? 'none', mounts);
+    const user = containerUser(c, [...mounts, ...(project ? [{ hostPath: project.hostRoot, writable: project.mount === 'rw' }] : [])]);
+    const binds = [
+      ...mounts.map((m) => ({ hostPath: m.hostPath, containerPath: m.containerPath, readOnly: !m.writable })),
+      ...(project?.binds ?? []),
+    ];
     // Taken now, at the check: what each mount must still be once the engine has mounted it.
-    const identities = this.engine.connection?.kind === 'socket' ? mounts.map((m) => ({ ...m, identity: hostIdentity(m.hostPath) })) : [];
+    const identities = this.engine.connection?.kind === 'socket' ? binds.map((m) => ({ ...m, identity: hostIdentity(m.hostPath) })) : [];
     const workdir = options.workdir ?? c.workdir;
+    // A numeric user the image may not know has no home: tools that keep caches there (pip, go, npm) need one.
+    const env = { ...(project?.mount === 'rw' ? { HOME: '/tmp' } : {}), ...options.env };
     const abortCheck = () => {
       if (options.signal?.aborted) throw new SandboxError('ABORTED', 'Start aborted.');
     };
@@ -195,7 +215,7 @@ export class SandboxManager {
     const tmpfs: TmpfsMount[] = readOnlyRoot
       ? [
           { path: '/tmp', sizeBytes: options.tmpfsBytes ?? c.tmpfsSize },
-          ...(mounts.some((m) => m.containerPath === workdir) ? [] : [{ path: workdir, sizeBytes: options.tmpfsBytes ?? c.tmpfsSize }]),
+          ...(binds.some((m) => m.containerPath === workdir) ? [] : [{ path: workdir, sizeBytes: options.tmpfsBytes ?? c.tmpfsSize }]),
         ]
       : [];
     const memoryBytes = options.memoryBytes ?? c.limits.memory;
@@ -206,7 +226,7 @@ export class SandboxManager {
       // Dead-man switch: the keep-alive process ends at expiry, and auto-remove deletes the container.
       entrypoint: ['sleep'],
       cmd: [String(ttl)],
-      env: Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
       labels: containerLabels(this.sessionId, currentOwner(), createdAt, expiresAt),
       workdir,
       ...(user ? { user } : {}),
@@ -216,14 +236,28 @@ export class SandboxManager {
       network: options.network ?? c.network,
       readOnlyRoot,
       tmpfs,
-      binds: mounts.map((m) => ({ hostPath: m.hostPath, containerPath: m.containerPath, readOnly: !m.writable })),
+      binds,
       capAdd: containerCapabilities((options.capAdd ?? c.capAdd).filter((cap) => c.capAdd.includes(cap))),
       autoRemove: true,
     };
-    const id = await this.createWithDiskLimit(spec, c.limits.disk);
+    // The project as it was, listed while the engine creates the container (no command runs before start returns).
+    const projectBefore =
+      project?.mount === 'rw' ? takeSnapshot(project.hostRoot, new Set(project.protected)) : undefined;
+    projectBefore?.catch((e: unknown) => swallowed('listing the project before the container', e));
+    for (const p of project?.placeholders ?? []) this.placeholderUsers.set(p, (this.placeholderUsers.get(p) ?? 0) + 1);
+    let id: string;
+    try {
+      id = await this.createWithDiskLimit(spec, c.limits.disk);
+    } catch (e) {
+      if (project) this.releasePlaceholders(project.placeholders);
+      throw e;
+    }
+    const projectInfo = project
+      ? { project: { hostRoot: project.hostRoot, containerRoot: project.containerRoot, mount: project.mount, protected: project.protected } }
+      : {};
     // Tracked before start, so the exit hook covers the window between create and start.
     const sandbox = new Sandbox(
-      { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit },
+      { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit, ...projectInfo },
       {
         engine: this.engine,
         logs: this.logs,
@@ -231,7 +265,11 @@ export class SandboxManager {
         files: c.files,
         // A read-only root has no writable layer to grow: nothing to measure (its tmpfs mounts have their own size).
         disk: { limitBytes: c.limits.disk, measured: this.diskEnforcement !== 'engine' && !readOnlyRoot },
-        onStopped: (s) => this.forget(s.id),
+        onStopped: (s) => {
+          this.forget(s.id);
+          if (project) this.releasePlaceholders(project.placeholders);
+        },
+        ...(projectBefore ? { projectBefore } : {}),
       },
     );
     this.live.set(id, sandbox);
@@ -247,6 +285,7 @@ export class SandboxManager {
       await this.engine.startContainer(id);
       abortCheck();
       await verifyMounts(sandbox, identities);
+      await projectBefore;
       this.armExpiry(sandbox);
     } catch (e) {
       await sandbox.stop().catch((stopError: unknown) => swallowed('removing a container that did not start', stopError));
@@ -310,9 +349,50 @@ export class SandboxManager {
     return this.engine.createContainer(spec);
   }
 
+  /**
+   * The project's binds for a start, or undefined for none. A writable mount is refused when
+   * the log folder is inside the project (policy: the log folder is never in a writable mount).
+   * @throws SandboxError POLICY_VIOLATION
+   */
+  private projectBinds(requested: ProjectMount, mounts: ReadonlyArray<{ containerPath: string }>): ProjectBinds | undefined {
+    const c = this.config;
+    const mount = checkProjectMount(requested, c.project.mount);
+    if (mount === 'none') return undefined;
+    const [checked] = checkMounts([{ hostPath: c.projectRoot, containerPath: c.workdir, writable: mount === 'rw' }], [
+      { hostPath: c.projectRoot, writable: mount === 'rw' },
+    ], { ...this.engineSocket(), logsDir: this.logs.rootDir });
+    if (!checked) throw new SandboxError('INVALID_ARGUMENT', 'The project could not be checked for mounting.');
+    if (mounts.some((m) => isWithin(m.containerPath, c.workdir) || isWithin(c.workdir, m.containerPath)))
+      throw new SandboxError('INVALID_ARGUMENT', `A mount at or around ${c.workdir} cannot go with the project, which is mounted there.`);
+    return projectBinds(checked.hostPath, c.workdir, mount, this.logs.rootDir);
+  }
+
+  /** The placeholders of a container that is gone; each is removed when no live container of ours still has it. */
+  private releasePlaceholders(placeholders: readonly string[]): void {
+    const free = placeholders.filter((p) => {
+      const n = (this.placeholderUsers.get(p) ?? 1) - 1;
+      if (n > 0) this.placeholderUsers.set(p, n);
+      else this.placeholderUsers.delete(p);
+      return n <= 0;
+    });
+    removePlaceholders(free);
+  }
+
   /** Stops every live sandbox of this manager. */
   async stopAll(): Promise<void> {
     await Promise.allSettled(this.list().map((s) => s.stop()));
+  }
+
+  /**
+   * Sweeps every `ms` while this process runs (the timer never keeps it alive), beside the
+   * start-up sweep; a failed sweep is recorded and retried at the next tick.
+   */
+  sweepEvery(ms: number): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = setInterval(() => {
+      this.sweep().catch((e: unknown) => swallowed('periodic sweep', e));
+    }, ms);
+    this.sweepTimer.unref();
   }
 
   /** The start-up sweep, by hand. */

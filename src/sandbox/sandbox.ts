@@ -18,6 +18,7 @@ import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
 import { type Counters, wrapCommand } from './wrapper-protocol.js';
 import { swallowed } from '../debug.js';
+import { diffSnapshots, takeSnapshot, type ProjectChanges, type ProjectSnapshot } from './project-changes.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const CANCELED_EXIT_CODE = 137;
@@ -42,6 +43,8 @@ export interface SandboxInfo {
   expiresAt: Date;
   memoryBytes: number;
   pidsLimit: number;
+  /** The project, when it is mounted: its host folder, where it is in the container, and how. */
+  project?: { hostRoot: string; containerRoot: string; mount: 'ro' | 'rw'; protected: readonly string[] };
 }
 
 interface SandboxDeps {
@@ -52,6 +55,8 @@ interface SandboxDeps {
   disk: { limitBytes: number; measured: boolean };
   onStopped: (sandbox: Sandbox) => void;
   files: FileLimits;
+  /** With a writable project mount: the project as it was before the container started. */
+  projectBefore?: Promise<ProjectSnapshot>;
 }
 
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
@@ -403,12 +408,31 @@ export class Sandbox implements AsyncDisposable {
     );
   }
 
-  /** Stops (short grace) and removes the container. Safe to call twice or after it is gone. */
+  /**
+   * With a writable project mount: the project files created, changed or deleted since the
+   * container started (capped lists, full counts). Undefined without one.
+   */
+  async projectChanges(): Promise<ProjectChanges | undefined> {
+    const project = this.info.project;
+    if (!project || project.mount !== 'rw' || !this.deps.projectBefore) return undefined;
+    const before = await this.deps.projectBefore;
+    return diffSnapshots(before, await takeSnapshot(project.hostRoot, new Set(project.protected)));
+  }
+
+  /**
+   * Stops (short grace) and removes the container; a stop that fails falls back to a forced
+   * removal, and only a failure of that is thrown. Safe to call twice or after it is gone.
+   */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.stopped = true;
       try {
-        const existed = await this.deps.engine.stopContainer(this.id, 1);
+        let existed = true;
+        try {
+          existed = await this.deps.engine.stopContainer(this.id, 1);
+        } catch (e) {
+          swallowed(`stopping ${this.info.name} (removing it by force instead)`, e);
+        }
         if (existed) await this.deps.engine.removeContainer(this.id, true);
         this.deps.onStopped(this);
       } catch (e) {

@@ -58,6 +58,17 @@ export class FakeHost implements HostServices {
     return this.signal;
   }
 
+  readonly endListeners: Array<(conversation: object) => Promise<void>> = [];
+
+  onConversationEnd(listener: (conversation: object) => Promise<void>): void {
+    this.endListeners.push(listener);
+  }
+
+  /** Ends `conversation` as GenAIcode does when a step breaks the ask-question loop. */
+  async endConversation(conversation: object): Promise<void> {
+    for (const l of this.endListeners) await l(conversation);
+  }
+
   messageTexts(): string[] {
     return this.messages.map((m) => m.text);
   }

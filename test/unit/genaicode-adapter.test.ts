@@ -113,10 +113,10 @@ describe('the plugin', () => {
     expect(handlers.listContainerDirectory?.description).toContain('(args: containerId, path?, depth?)');
     expect(handlers.editContainerFile?.description).toContain('(args: containerId, path, oldText, newText)');
     expect(handlers.codeExecute?.description).toContain('(args: language, code, timeoutSeconds?)');
-    expect(handlers.startContainer?.description).toContain('(args: image, name?)');
+    expect(handlers.startContainer?.description).toContain('(args: image, name?, project?, keepAfterConversation?)');
     expect(handlers.runCommand?.description).toContain('(args: containerId, cmd, timeoutMs?)');
     expect(handlers.stopContainer?.description).toContain('(args: containerId)');
-    expect(handlers.runContainerTask?.description).toContain('(args: image, taskDescription, workingDir?, maxCommands?)');
+    expect(handlers.runContainerTask?.description).toContain('(args: image, taskDescription, workingDir?, maxCommands?, project?)');
   });
 
   test('creating it calls no engine method; before the first action only the background reachability check (info) runs', async () => {
@@ -162,12 +162,12 @@ describe('asking the model for the arguments', () => {
     ]);
   });
 
-  test('startContainer is asked for image (required) and name (optional)', async () => {
+  test('startContainer is asked for image (required); name, project and keepAfterConversation are optional', async () => {
     const { act } = setup({ config: { plugin: { confirmStart: false } } });
     const { model } = await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20' } }]]);
     const def = model.calls[0]!.functionDefs[0]!;
     expect(def.name).toBe('startContainer');
-    expect(Object.keys(def.parameters.properties)).toEqual(['image', 'name']);
+    expect(Object.keys(def.parameters.properties)).toEqual(['image', 'name', 'project', 'keepAfterConversation']);
     expect(def.parameters.required).toEqual(['image']);
   });
 
@@ -259,12 +259,21 @@ describe('confirming a start', () => {
     expect(prompt).toContain('named box-1');
     expect(prompt).toContain('memory 256 MiB');
     expect(prompt).toContain('network bridge');
+    expect(prompt).toMatch(/project \S+ mounted read-only at \/workspace/);
     expect(options).toBe(props.options);
 
     const [spec] = engine.callsOf('createContainer').map(([s]) => s);
     expect(spec).toMatchObject({ image: 'alpine:3.20', name: 'box-1', network: 'bridge', memoryBytes: 256 * MiB });
     const id = engine.callsOf('startContainer')[0]![0];
-    expect(answer).toEqual({ id: id.slice(0, 12), name: 'box-1', status: 'running', image: 'alpine:3.20', expiresAt: expect.any(String) });
+    expect(answer).toEqual({
+      id: id.slice(0, 12),
+      name: 'box-1',
+      status: 'running',
+      image: 'alpine:3.20',
+      expiresAt: expect.any(String),
+      lifetime: 'removed when this conversation ends',
+      project: 'read-only at /workspace',
+    });
     expect(Date.parse(String(answer.expiresAt))).toBeGreaterThan(Date.now());
     expect(userText).toBe('Started container box-1 from alpine:3.20.');
   });
@@ -490,6 +499,7 @@ describe('runContainerTask', () => {
   test('a container that cannot be removed at the end does not hide the task’s result: the answer says so', async () => {
     const { act, engine } = setup({ config: { plugin: { confirmStart: false } } });
     engine.fail('stopContainer', new SandboxError('ENGINE_ERROR', 'Stop container: HTTP 500'));
+    engine.fail('removeContainer', new SandboxError('ENGINE_ERROR', 'Remove container: HTTP 500'));
     const { answer, userText } = await act('runContainerTask', [
       [{ id: 'task-1', name: 'runContainerTask', args: { image: 'alpine:3.20', taskDescription: TASK } }],
       [{ name: 'nextCommand', args: { command: 'echo hello' } }],
@@ -497,8 +507,8 @@ describe('runContainerTask', () => {
       [{ name: 'taskSummary', args: { summary: 'Printed hello.' } }],
     ]);
     expect(answer).toMatchObject({ success: true, commandsRun: 1, summary: 'The task was completed. Printed hello.' });
-    expect(String(answer['cleanup'])).toMatch(/could not be removed \(Stop container: HTTP 500\); it is removed when GenAIcode exits/);
-    expect(userText).toContain('not removed: Stop container: HTTP 500');
+    expect(String(answer['cleanup'])).toMatch(/could not be removed \(Remove container: HTTP 500\); it is removed when GenAIcode exits/);
+    expect(userText).toContain('not removed: Remove container: HTTP 500');
   });
 
   test('the model’s maxCommands lowers the limit; a task that does not succeed still stops its container', async () => {

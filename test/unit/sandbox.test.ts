@@ -476,15 +476,25 @@ describe('Sandbox: stop and a vanished container', () => {
     expect(engine.containers.has(sandbox.id)).toBe(false);
   });
 
-  test('a stop() that failed can be retried; the sandbox stays tracked until it succeeds', async () => {
+  test('a stop that fails falls back to a forced removal', async () => {
     const { engine, sandbox, manager } = await setup();
-    const failure = new SandboxError('ENGINE_ERROR', 'Stop container: timeout');
-    engine.fail('stopContainer', failure, { times: 1 });
+    engine.fail('stopContainer', new SandboxError('ENGINE_ERROR', 'Stop container: timeout'), { times: 1 });
+    await sandbox.stop();
+    expect(engine.callsOf('removeContainer')).toHaveLength(1);
+    expect(engine.callsOf('removeContainer')[0]).toEqual([sandbox.id, true]);
+    expect(manager.list()).toEqual([]);
+  });
+
+  test('a stop() whose forced removal failed too can be retried; the sandbox stays tracked until it succeeds', async () => {
+    const { engine, sandbox, manager } = await setup();
+    const failure = new SandboxError('ENGINE_ERROR', 'Remove container: timeout');
+    engine.fail('stopContainer', new SandboxError('ENGINE_ERROR', 'Stop container: timeout'), { times: 1 });
+    engine.fail('removeContainer', failure, { times: 1 });
     expect(await sandboxError(() => sandbox.stop())).toBe(failure);
     expect(manager.list()).toEqual([sandbox]);
     await sandbox.stop();
     expect(engine.callsOf('stopContainer')).toHaveLength(2);
-    expect(engine.callsOf('removeContainer')).toHaveLength(1);
+    expect(engine.callsOf('removeContainer')).toHaveLength(2);
     expect(manager.list()).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { imageReferenceProblem } from '../../../../policy/image-ref.js';
-import { containerNameProblem } from '../../../../policy/policy.js';
+import { containerNameProblem, PROJECT_MOUNTS } from '../../../../policy/policy.js';
 
 /**
  * The argument types the model's actions share. Each is checked here, when the model's
@@ -51,3 +51,6 @@ export const containerIdArg = z
 export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 
 export const MAX_TASK_DESCRIPTION_CHARS = 20_000;
+
+/** How the project is mounted at the working folder: not at all, read-only, or writable. */
+export const projectMountArg = z.enum(PROJECT_MOUNTS);

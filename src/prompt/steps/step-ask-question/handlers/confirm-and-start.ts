@@ -1,4 +1,4 @@
-import type { NetworkMode } from '../../../../policy/policy.js';
+import { checkProjectMount, type NetworkMode, type ProjectMount } from '../../../../policy/policy.js';
 import type { SandboxErrorCode } from '../../../../errors.js';
 import type { HostServices } from '../../../host/host-services.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
@@ -18,13 +18,29 @@ export async function confirmAndStart(
   runtime: PluginRuntime,
   host: HostServices,
   hostOptions: object,
-  request: { image: string; name?: string; network?: NetworkMode; workdir?: string; purpose: string },
+  request: {
+    image: string;
+    name?: string;
+    network?: NetworkMode;
+    workdir?: string;
+    purpose: string;
+    /** The project mount the model asked for; the configured one when it asked nothing. */
+    project?: ProjectMount;
+    /** The conversation the container belongs to: removed when it ends, unless `keep`. */
+    conversation?: { prompt: object; keep: boolean };
+  },
 ): Promise<StartOutcome> {
   const config = runtime.config();
   runtime.checkImage(request.image);
   const network = request.network ?? config.network;
+  // Refused before the user is asked: more than project.mount allows.
+  const project = checkProjectMount(request.project, config.project.mount);
   if (config.plugin.confirmStart) {
-    const limits = `memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
+    const mount =
+      project === 'none'
+        ? 'project not mounted'
+        : `project ${config.projectRoot} mounted ${project === 'rw' ? 'WRITABLE (.git and config files read-only)' : 'read-only'} at ${config.workdir}`;
+    const limits = `${mount}; memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
     const question = `Start a Docker container from ${request.image}${request.name ? ` named ${request.name}` : ''} ${request.purpose}? (${limits})`;
     if (!(await host.confirm(question, hostOptions))) {
       return { ok: false, answer: { error: `The user declined to start a container from ${request.image}.`, code: 'USER_DECLINED' } };
@@ -36,10 +52,13 @@ export async function confirmAndStart(
     network,
     ...(request.name ? { name: request.name } : {}),
     ...(request.workdir ? { workdir: request.workdir } : {}),
+    project,
     ...(signal ? { signal } : {}),
     onPullProgress: (p) => {
       if (/complete|downloaded|pulling from/i.test(p.status)) host.systemMessage(`Pulling ${request.image}: ${p.id} ${p.status}`);
     },
   };
-  return { ok: true, sandbox: await runtime.manager().start(options) };
+  const sandbox = await runtime.manager().start(options);
+  if (request.conversation && !request.conversation.keep) runtime.conversations().track(request.conversation.prompt, sandbox, signal);
+  return { ok: true, sandbox };
 }

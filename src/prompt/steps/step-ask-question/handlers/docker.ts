@@ -8,7 +8,8 @@ import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { ExecResult } from '../../../../sandbox/exec-types.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
-import { containerIdArg, containerNameArg, imageArg, MAX_COMMAND_BYTES } from './argument-schemas.js';
+import { containerIdArg, containerNameArg, imageArg, MAX_COMMAND_BYTES, projectMountArg } from './argument-schemas.js';
+import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
@@ -19,12 +20,17 @@ const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
 export const START_CONTAINER = defineActionSpec({
   name: 'startContainer',
   description: 'Start a sandboxed Docker container to run commands in.',
-  returns: '{ id, name, status, image, expiresAt }',
-  note: 'The user may be asked to confirm.',
+  returns: '{ id, name, status, image, expiresAt, lifetime, project? }',
+  note: 'The user may be asked to confirm. The container is removed when this conversation ends unless keepAfterConversation is true.',
   args: z.object({
     image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
     name: containerNameArg.describe('container name (letters, digits, _ . -)').optional(),
+    project: projectMountArg
+      .describe("the project at the working folder: 'none', 'ro' (read-only) or 'rw' (writable; .git and config files stay read-only)")
+      .optional(),
+    keepAfterConversation: z.boolean().describe('keep the container after this conversation ends (until stopContainer or its expiry)').optional(),
   }),
+  configNotes: (config) => ({ project: `default and most allowed: ${config.project.mount}` }),
 });
 
 export const RUN_COMMAND = defineActionSpec({
@@ -52,7 +58,7 @@ export const RUN_COMMAND = defineActionSpec({
 export const STOP_CONTAINER = defineActionSpec({
   name: 'stopContainer',
   description: 'Stop and remove a container started with startContainer.',
-  returns: "{ status: 'removed', name }",
+  returns: "{ status: 'removed', name, projectChanges? }",
   note: 'Always stop containers when done.',
   args: z.object({ containerId: containerIdArg.describe('id or name returned by startContainer') }),
 });
@@ -94,23 +100,32 @@ export function createDockerActionHandlers(
   runtime: PluginRuntime,
 ): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
   const startContainer = defineAction(runtime, START_CONTAINER, async ({ args, host, props, reply }) => {
-    const { image, name } = args;
+    const { image, name, project, keepAfterConversation } = args;
     await props.waitIfPaused();
+    const keep = keepAfterConversation === true;
     const started = await confirmAndStart(runtime, host, props.options, {
       image,
       ...(name ? { name } : {}),
+      ...(project ? { project } : {}),
       purpose: 'to run commands in',
+      conversation: { prompt: props.prompt, keep },
     });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
     const sandbox = started.sandbox;
+    const mounted = sandbox.info.project;
     const answer = {
       id: sandbox.id.slice(0, 12),
       name: sandbox.name,
       status: 'running',
       image,
       expiresAt: sandbox.info.expiresAt.toISOString(),
+      lifetime: keep ? 'kept after this conversation, until stopContainer or expiresAt' : 'removed when this conversation ends',
+      ...(mounted ? { project: `${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` } : {}),
     };
-    return reply(answer, `Started container ${sandbox.name} from ${image}.`);
+    return reply(
+      answer,
+      `Started container ${sandbox.name} from ${image}${mounted ? ` with the project ${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` : ''}.`,
+    );
   });
 
   const runCommand = defineAction(runtime, RUN_COMMAND, async ({ args, host, props, reply }) => {
@@ -133,7 +148,12 @@ export function createDockerActionHandlers(
     const sandbox = runtime.manager().get(args.containerId);
     if (!sandbox) throw noSuchContainer(runtime, args.containerId);
     await sandbox.stop();
-    return reply({ status: 'removed', name: sandbox.name }, `Stopped and removed container ${sandbox.name}.`);
+    // After the container is gone: nothing can change the tree any more.
+    const projectChanges = await sandbox.projectChanges();
+    return reply(
+      { status: 'removed', name: sandbox.name, ...(projectChanges ? { projectChanges } : {}) },
+      `Stopped and removed container ${sandbox.name}${projectChanges ? `; ${changesLine(projectChanges)}` : ''}.`,
+    );
   });
 
   return {

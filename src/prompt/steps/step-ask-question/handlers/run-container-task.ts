@@ -4,7 +4,8 @@ import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { swallowed } from '../../../../debug.js';
 import { runTask, type TaskResult } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
-import { containerPathArg, imageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';
+import { containerPathArg, imageArg, MAX_TASK_DESCRIPTION_CHARS, projectMountArg } from './argument-schemas.js';
+import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
@@ -13,7 +14,7 @@ export const RUN_CONTAINER_TASK = defineActionSpec({
   name: 'runContainerTask',
   description:
     'Run a multi-step command-line task in a fresh sandboxed container: an inner loop runs commands until it is done, then cleans up.',
-  returns: '{ success, summary, logPath, commandsRun, cleanup? }',
+  returns: '{ success, summary, logPath, commandsRun, projectChanges?, cleanup? }',
   args: z.object({
     image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
     taskDescription: z
@@ -24,19 +25,27 @@ export const RUN_CONTAINER_TASK = defineActionSpec({
       .describe('A clear, step-by-step natural-language description of the whole task and how to tell it is done.'),
     workingDir: containerPathArg.describe('absolute working directory in the container').optional(),
     maxCommands: z.number().int().min(1).max(500).describe('lower limit on commands').optional(),
+    project: projectMountArg
+      .describe("the project at the working folder: 'none', 'ro' (read-only) or 'rw' (writable; .git and config files stay read-only)")
+      .optional(),
   }),
-  configNotes: (config) => ({ workingDir: `default ${config.workdir}`, maxCommands: `default and maximum ${config.task.maxCommands}` }),
+  configNotes: (config) => ({
+    workingDir: `default ${config.workdir}`,
+    maxCommands: `default and maximum ${config.task.maxCommands}`,
+    project: `default and most allowed: ${config.project.mount}`,
+  }),
 });
 
 export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler: ActionHandler; description: string } {
   const handler = defineAction(runtime, RUN_CONTAINER_TASK, async ({ args, host, props, reply }) => {
-    const { image, taskDescription, workingDir, maxCommands } = args;
+    const { image, taskDescription, workingDir, maxCommands, project } = args;
     const config = runtime.config();
     await props.waitIfPaused();
     const started = await confirmAndStart(runtime, host, props.options, {
       image,
       network: config.task.network,
       ...(workingDir ? { workdir: workingDir } : {}),
+      ...(project ? { project } : {}),
       purpose: 'for a multi-step task',
     });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
@@ -55,7 +64,7 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
           commandTimeoutMs: config.exec.timeoutMs,
         },
         log: runtime.manager().logs.create('task'),
-        environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
+        environment: `image ${image}; working directory ${sandbox.info.workdir}; ${sandbox.info.project ? `the user's project ${sandbox.info.project.mount === 'rw' ? 'writable (.git and config files read-only)' : 'read-only'} at ${sandbox.info.project.containerRoot}` : 'no project mounted'}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
         ...(signal ? { signal } : {}),
         waitIfPaused: props.waitIfPaused,
         onProgress: (p) => {
@@ -72,11 +81,13 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
       () => undefined,
       (e: unknown) => (e instanceof Error ? e.message : String(e)),
     );
+    const projectChanges = await sandbox.projectChanges();
     const answer = {
       success: result.success,
       summary: result.summary,
       logPath: result.logPath,
       commandsRun: result.commandsRun,
+      ...(projectChanges ? { projectChanges } : {}),
       ...(notRemoved
         ? {
             cleanup: `container ${sandbox.name} could not be removed (${notRemoved}); it is removed when GenAIcode exits, or at ${sandbox.info.expiresAt.toISOString()}`,
@@ -85,7 +96,7 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
     };
     return reply(
       answer,
-      `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}${notRemoved ? `; container ${sandbox.name} not removed: ${notRemoved}` : ''}`,
+      `runContainerTask ${result.success ? 'succeeded' : 'did not succeed'} after ${result.commandsRun} command${result.commandsRun === 1 ? '' : 's'}; log: ${result.logPath}${projectChanges ? `; ${changesLine(projectChanges)}` : ''}${notRemoved ? `; container ${sandbox.name} not removed: ${notRemoved}` : ''}`,
     );
   });
   return { handler, description: actionListLine(RUN_CONTAINER_TASK) };

@@ -1,0 +1,62 @@
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { swallowed } from '../debug.js';
+
+/**
+ * The containers each GenAIcode conversation started (the seed's task-scoped lifetime): they
+ * are removed when the conversation ends, by a step that ends it (HostServices
+ * onConversationEnd) or by the user's interrupt (its abort signal), unless the model asked
+ * to keep them. Each removal that fails is reported; the exit hook and the container's
+ * expiry still remove it.
+ */
+export class ConversationContainers {
+  private readonly byConversation = new Map<object, Set<Sandbox>>();
+  private readonly watched = new WeakMap<object, AbortSignal>();
+
+  constructor(private readonly report: (text: string) => void) {}
+
+  track(conversation: object, sandbox: Sandbox, signal?: AbortSignal): void {
+    let set = this.byConversation.get(conversation);
+    if (!set) this.byConversation.set(conversation, (set = new Set()));
+    set.add(sandbox);
+    if (signal && this.watched.get(conversation) !== signal) {
+      this.watched.set(conversation, signal);
+      if (signal.aborted) return;
+      signal.addEventListener('abort', () => void this.end(conversation, 'interrupted'), { once: true });
+    }
+  }
+
+  /** Containers of `conversation` still tracked (for tests and the status line). */
+  of(conversation: object): Sandbox[] {
+    return [...(this.byConversation.get(conversation) ?? [])];
+  }
+
+  /** Removes the conversation's containers; resolves when each is removed or reported. */
+  async end(conversation: object, how: 'ended' | 'interrupted' = 'ended'): Promise<{ removed: string[]; failed: string[] }> {
+    const set = this.byConversation.get(conversation);
+    this.byConversation.delete(conversation);
+    const removed: string[] = [];
+    const failed: string[] = [];
+    await Promise.all(
+      [...(set ?? [])].map(async (s) => {
+        if (s.isStopped) return; // stopped by the model already
+        try {
+          await s.stop();
+          removed.push(s.name);
+        } catch (e) {
+          swallowed(`removing ${s.name} at the end of its conversation`, e);
+          failed.push(`${s.name} (${e instanceof Error ? e.message : String(e)})`);
+        }
+      }),
+    );
+    try {
+      if (removed.length) this.report(`genaicode-docker: the conversation ${how}; removed container ${removed.sort().join(', ')}.`);
+      if (failed.length)
+        this.report(
+          `genaicode-docker: the conversation ${how}, but container ${failed.join(', ')} could not be removed; it is removed when GenAIcode exits or at its expiry.`,
+        );
+    } catch (e) {
+      swallowed('reporting the end of a conversation', e);
+    }
+    return { removed, failed };
+  }
+}
