@@ -275,7 +275,7 @@ describe('confirming a start', () => {
       project: 'read-only at /workspace',
     });
     expect(Date.parse(String(answer.expiresAt))).toBeGreaterThan(Date.now());
-    expect(userText).toBe('Started container box-1 from alpine:3.20.');
+    expect(userText).toBe('Started container box-1 from alpine:3.20 with the project read-only at /workspace.');
   });
 
   test('a decline answers USER_DECLINED and nothing reaches the engine', async () => {
