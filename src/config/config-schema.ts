@@ -214,16 +214,21 @@ export const ConfigSchema = z
     project: z
       .object({
         /**
-         * The most the model may ask for: 'none', 'ro' (read-only: the seed's flow of running
-         * the tests, editing on the host and running them again works) or 'rw' (the container
-         * writes the user's tree; protected paths stay read-only). @default ro
+         * The most the model may ask for (it asks with the `project` argument; no mount when it
+         * does not): 'none', 'ro' (read-only: running the tests, editing on the host and
+         * running them again works) or 'rw' (the container writes the user's tree; protected
+         * paths stay read-only). @default ro
          */
         mount: z.enum(PROJECT_MOUNTS).default('ro'),
       })
       .strict()
       .default({}),
     /** Minutes between sweeps for orphaned containers while the plugin runs (0: only at start-up). @default 60 */
-    sweepIntervalMinutes: z.number().min(0).max(7 * 24 * 60).default(60),
+    sweepIntervalMinutes: z
+      .number()
+      .min(0)
+      .max(7 * 24 * 60)
+      .default(60),
     /** Lifetime of a container: its keep-alive process ends by itself after this. @default 7200 */
     ttlSeconds: z.number().int().min(BOUNDS.ttlSeconds.min).max(BOUNDS.ttlSeconds.max).default(7200),
     exec: z

@@ -61,7 +61,11 @@ export function checkProjectFile(
   }
   const mount = get(layer, ['project', 'mount']);
   if (typeof mount === 'string' && PROJECT_MOUNTS.indexOf(mount as ProjectMount) > PROJECT_MOUNTS.indexOf(trusted.project.mount))
-    throw refuse(file, 'project.mount', `is ${mount}, above the ${trusted.project.mount} your own settings allow (a project may only lower it)`);
+    throw refuse(
+      file,
+      'project.mount',
+      `is ${mount}, above the ${trusted.project.mount} your own settings allow (a project may only lower it)`,
+    );
 }
 
 /**

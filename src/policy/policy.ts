@@ -20,7 +20,7 @@ export const INVARIANTS = {
   noRootWithWritableMounts: 'with a writable mount, containers run as a non-root user unless allowRootWithWritableMounts is set',
   projectMount: 'the project is mounted no more widely than project.mount allows',
   protectedProjectPaths:
-    'with a writable project mount, the paths that would run code on the host or lift the sandbox\'s limits (.git, .genaicoderc, .genaicode-docker.json, the plugin\'s own folder) are read-only and real folders or files, never links',
+    "with a writable project mount, the paths that would run code on the host or lift the sandbox's limits (.git, .genaicoderc, .genaicode-docker.json, the plugin's own folder) are read-only and real folders or files, never links",
 } as const;
 
 /** How the project may be mounted, least first. */

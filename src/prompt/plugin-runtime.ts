@@ -82,7 +82,13 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
       if (!host) {
         const h = displaySafeHost(options.host ?? (await genaicodeHost()));
         host ??= h;
-        if (host === h) h.onConversationEnd((conversation) => runtime.conversations().end(conversation).then(() => undefined));
+        if (host === h)
+          h.onConversationEnd((conversation) =>
+            runtime
+              .conversations()
+              .end(conversation)
+              .then(() => undefined),
+          );
       }
       return host;
     },

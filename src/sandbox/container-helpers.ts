@@ -23,6 +23,16 @@ export class ContainerHelpers {
   }
 
   /**
+   * Removes the links at `paths` (absolute, in the container) that are still links. Done
+   * inside the container: there a folder swapped for a link leads only to what the
+   * container already sees, never to a host folder outside its mounts.
+   */
+  async removeLinks(paths: readonly string[]): Promise<void> {
+    if (paths.length === 0) return;
+    await this.runHelper('for p do if [ -L "$p" ]; then rm -f -- "$p"; fi; done', [...paths]);
+  }
+
+  /**
    * Runs a helper script and returns its stdout (small by construction). It runs as the
    * container's user: with a non-root user the engine gives execs no capabilities, so a
    * root helper could not signal the command's processes, while the same user can.

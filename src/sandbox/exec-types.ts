@@ -45,4 +45,6 @@ export interface ExecResult {
   durationMs: number;
   /** Absolute path of the full log (stdout and stderr bytes, in arrival order). */
   logPath: string;
+  /** With a writable project mount: links the command made that led out of the project, removed (`path -> target`). */
+  removedLinks?: string[];
 }

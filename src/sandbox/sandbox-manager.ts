@@ -241,8 +241,7 @@ export class SandboxManager {
       autoRemove: true,
     };
     // The project as it was, listed while the engine creates the container (no command runs before start returns).
-    const projectBefore =
-      project?.mount === 'rw' ? takeSnapshot(project.hostRoot, new Set(project.protected)) : undefined;
+    const projectBefore = project?.mount === 'rw' ? takeSnapshot(project.hostRoot, new Set(project.protected)) : undefined;
     projectBefore?.catch((e: unknown) => swallowed('listing the project before the container', e));
     for (const p of project?.placeholders ?? []) this.placeholderUsers.set(p, (this.placeholderUsers.get(p) ?? 0) + 1);
     let id: string;
@@ -253,7 +252,9 @@ export class SandboxManager {
       throw e;
     }
     const projectInfo = project
-      ? { project: { hostRoot: project.hostRoot, containerRoot: project.containerRoot, mount: project.mount, protected: project.protected } }
+      ? {
+          project: { hostRoot: project.hostRoot, containerRoot: project.containerRoot, mount: project.mount, protected: project.protected },
+        }
       : {};
     // Tracked before start, so the exit hook covers the window between create and start.
     const sandbox = new Sandbox(
@@ -358,9 +359,11 @@ export class SandboxManager {
     const c = this.config;
     const mount = checkProjectMount(requested, c.project.mount);
     if (mount === 'none') return undefined;
-    const [checked] = checkMounts([{ hostPath: c.projectRoot, containerPath: c.workdir, writable: mount === 'rw' }], [
-      { hostPath: c.projectRoot, writable: mount === 'rw' },
-    ], { ...this.engineSocket(), logsDir: this.logs.rootDir });
+    const [checked] = checkMounts(
+      [{ hostPath: c.projectRoot, containerPath: c.workdir, writable: mount === 'rw' }],
+      [{ hostPath: c.projectRoot, writable: mount === 'rw' }],
+      { ...this.engineSocket(), logsDir: this.logs.rootDir },
+    );
     if (!checked) throw new SandboxError('INVALID_ARGUMENT', 'The project could not be checked for mounting.');
     if (mounts.some((m) => isWithin(m.containerPath, c.workdir) || isWithin(c.workdir, m.containerPath)))
       throw new SandboxError('INVALID_ARGUMENT', `A mount at or around ${c.workdir} cannot go with the project, which is mounted there.`);

@@ -18,6 +18,10 @@ import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
 import { type Counters, wrapCommand } from './wrapper-protocol.js';
 import { swallowed } from '../debug.js';
+import { OutsideLinkGuard } from './project-links.js';
+import { unlink } from 'node:fs/promises';
+import { dirname, join, posix } from 'node:path';
+import { realPathOf } from '../paths.js';
 import { diffSnapshots, takeSnapshot, type ProjectChanges, type ProjectSnapshot } from './project-changes.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
@@ -89,6 +93,8 @@ export class Sandbox implements AsyncDisposable {
 
   private readonly helpers: ContainerHelpers;
   private readonly files: ContainerFiles;
+  /** With a writable project mount: removes links the container plants that lead out of the project (project-links.ts). */
+  private readonly linkGuard: OutsideLinkGuard | undefined;
 
   constructor(
     readonly info: Readonly<SandboxInfo>,
@@ -96,6 +102,28 @@ export class Sandbox implements AsyncDisposable {
   ) {
     this.helpers = new ContainerHelpers(deps.engine, info.id);
     this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files);
+    const project = info.project;
+    if (project?.mount === 'rw' && deps.projectBefore) {
+      this.linkGuard = new OutsideLinkGuard(project.hostRoot, deps.projectBefore, new Set(project.protected), (rels) =>
+        this.removeProjectLinks(rels),
+      );
+      this.linkGuard.watch();
+    }
+  }
+
+  /** Inside the container while it runs; on the host once it is gone (nothing can swap a folder then). */
+  private async removeProjectLinks(rels: readonly string[]): Promise<void> {
+    const project = this.info.project;
+    if (!project) return;
+    if (!this.stopped) {
+      await this.helpers.removeLinks(rels.map((r) => posix.join(project.containerRoot, r)));
+      return;
+    }
+    for (const rel of rels) {
+      const parent = dirname(join(project.hostRoot, rel));
+      if (realPathOf(parent) !== parent) continue; // a folder on the way is a link now
+      await unlink(join(project.hostRoot, rel)).catch((e: unknown) => swallowed(`removing the link ${rel}`, e));
+    }
   }
 
   /**
@@ -205,6 +233,13 @@ export class Sandbox implements AsyncDisposable {
       overlapped: slot.overlapped,
       durationMs: performance.now() - started,
     });
+    if (this.linkGuard) {
+      const removed = await this.linkGuard.sweep().catch((e: unknown) => {
+        swallowed('checking the project for links', e);
+        return [];
+      });
+      if (removed.length) result.removedLinks = removed.map((l) => `${l.path} -> ${l.target}`);
+    }
     // No log, no metadata: its path may not be a folder of ours (see LogStore).
     if (!capture.log.error) {
       await this.deps.logs
@@ -416,7 +451,15 @@ export class Sandbox implements AsyncDisposable {
     const project = this.info.project;
     if (!project || project.mount !== 'rw' || !this.deps.projectBefore) return undefined;
     const before = await this.deps.projectBefore;
-    return diffSnapshots(before, await takeSnapshot(project.hostRoot, new Set(project.protected)));
+    await this.linkGuard?.sweep();
+    const changes = diffSnapshots(before, await takeSnapshot(project.hostRoot, new Set(project.protected)));
+    const removed = this.linkGuard?.removed ?? [];
+    if (removed.length === 0) return changes;
+    const lines = removed.map(
+      (l) =>
+        `${l.path} -> ${l.target}: a link the container made to a host path outside the project; removed (GenAIcode would have read through it)`,
+    );
+    return { ...changes, warnings: [...lines.slice(0, 10), ...(changes.warnings ?? [])] };
   }
 
   /**
@@ -434,6 +477,7 @@ export class Sandbox implements AsyncDisposable {
           swallowed(`stopping ${this.info.name} (removing it by force instead)`, e);
         }
         if (existed) await this.deps.engine.removeContainer(this.id, true);
+        this.linkGuard?.close();
         this.deps.onStopped(this);
       } catch (e) {
         this.stopping = undefined; // let a later stop() try again (the exit hook still tracks it)

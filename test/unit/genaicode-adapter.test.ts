@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { ConfigInput } from '../../src/config/config-schema.js';
 import { SandboxError } from '../../src/errors.js';
 import { createDockerPlugin } from '../../src/prompt/create-plugin.js';
-import type { ActionHandlerProps, ActionResult, Plugin } from '../../src/prompt/host/genaicode-types.js';
+import type { ActionHandlerProps, ActionResult, Plugin, PromptItem } from '../../src/prompt/host/genaicode-types.js';
 import { dockerSystemPrompt } from '../../src/prompt/system-prompt.js';
 import { commandOf, FakeEngine, out, type FakeEngineOptions } from '../support/fake-engine.js';
 import {
@@ -246,6 +246,90 @@ describe('hostile arguments are refused before the user is asked', () => {
   });
 });
 
+describe('the project mount and the conversation (seed 004)', () => {
+  test('project ro: the question states the mount; the engine gets the project read-only at /workspace', async () => {
+    const { act, engine, host, project } = setup();
+    const { answer, userText } = await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20', project: 'ro' } }]]);
+    expect(host.confirmations[0]?.prompt).toContain(`project ${project} mounted read-only at /workspace`);
+    const [spec] = engine.callsOf('createContainer').map(([s]) => s);
+    expect(spec?.binds).toEqual([{ hostPath: project, containerPath: '/workspace', readOnly: true }]);
+    expect(answer).toMatchObject({ project: 'read-only at /workspace' });
+    expect(userText).toContain('with the project read-only at /workspace');
+  });
+
+  test('project rw: the protected names are read-only binds, and the user is told the mount is writable', async () => {
+    const logs = tempDir('gcd-other-logs-');
+    const { act, engine, host, project } = setup({ config: { project: { mount: 'rw' }, logs: { dir: logs }, user: '1000:1000' } });
+    mkdirSync(join(project, '.git'));
+    const { answer } = await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20', project: 'rw' } }]]);
+    expect(host.confirmations[0]?.prompt).toContain('mounted WRITABLE (.git and config files read-only)');
+    const [spec] = engine.callsOf('createContainer').map(([s]) => s);
+    expect(spec?.binds).toEqual(
+      expect.arrayContaining([
+        { hostPath: project, containerPath: '/workspace', readOnly: false },
+        { hostPath: join(project, '.git'), containerPath: '/workspace/.git', readOnly: true },
+        { hostPath: join(project, '.genaicoderc'), containerPath: '/workspace/.genaicoderc', readOnly: true },
+        expect.objectContaining({ containerPath: '/workspace/.genaicode-docker.json', readOnly: true }),
+      ]),
+    );
+    expect(answer).toMatchObject({ project: 'writable at /workspace' });
+  });
+
+  test.each([
+    ['ro', 'rw'],
+    ['none', 'ro'],
+  ] as const)('project.mount %s: asking %s is a POLICY_VIOLATION before the user is asked', async (allowed, asked) => {
+    const { act, engine, host } = setup({ config: { project: { mount: allowed } } });
+    const { answer } = await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20', project: asked } }]]);
+    expect(answer).toMatchObject({ code: 'POLICY_VIOLATION' });
+    expect(String(answer.error)).toContain(`project.mount allows at most ${allowed}`);
+    expect(host.confirmations).toEqual([]);
+    expect(actionCalls(engine)).toEqual([]);
+  });
+
+  test("a conversation's end removes its containers, not the kept one nor another conversation's", async () => {
+    const { act, engine, host } = setup({ config: { plugin: { confirmStart: false } } });
+    const conversation: PromptItem[] = [];
+    const other: PromptItem[] = [];
+    const started = async (args: Record<string, unknown>, prompt: PromptItem[]) =>
+      String(
+        (await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20', ...args } }]], { prompt })).answer.name,
+      );
+    const a = await started({ name: 'a' }, conversation);
+    const kept = await started({ name: 'kept', keepAfterConversation: true }, conversation);
+    const b = await started({ name: 'b' }, other);
+    expect([a, kept, b]).toEqual(['a', 'kept', 'b']);
+    await host.endConversation(conversation);
+    const removed = engine.callsOf('removeContainer').map(([id]) => engine.containers.get(id)?.name ?? id);
+    expect(engine.callsOf('removeContainer')).toHaveLength(1);
+    expect(removed).not.toContain('kept');
+    expect(host.messages.map((m) => m.text)).toContain('genaicode-docker: the conversation ended; removed container a.');
+  });
+
+  test("the user's interrupt ends the conversation: its containers are removed", async () => {
+    const controller = new AbortController();
+    const { act, engine, host } = setup({ config: { plugin: { confirmStart: false } }, host: { signal: controller.signal } });
+    await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20', name: 'c1' } }]], { prompt: [] });
+    host.signal = undefined;
+    controller.abort();
+    await tick(50);
+    expect(engine.callsOf('removeContainer')).toHaveLength(1);
+    expect(host.messages.map((m) => m.text)).toContain('genaicode-docker: the conversation interrupted; removed container c1.');
+  });
+
+  test('a removal that fails at the end of a conversation is reported, never silent', async () => {
+    const { act, engine, host } = setup({ config: { plugin: { confirmStart: false } } });
+    const conversation: PromptItem[] = [];
+    await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20', name: 'stuck' } }]], { prompt: conversation });
+    engine.fail('stopContainer', new SandboxError('ENGINE_ERROR', 'Stop container: HTTP 500'));
+    engine.fail('removeContainer', new SandboxError('ENGINE_ERROR', 'Remove container: HTTP 500'));
+    await host.endConversation(conversation);
+    expect(host.messages.map((m) => m.text)).toContain(
+      'genaicode-docker: the conversation ended, but container stuck (Remove container: HTTP 500) could not be removed; it is removed when GenAIcode exits or at its expiry.',
+    );
+  });
+});
+
 describe('confirming a start', () => {
   test('the question states image, name, memory and network; yes starts the container so configured', async () => {
     const { act, engine, host } = setup({ config: { limits: { memory: '256m' }, network: 'bridge' } });
@@ -259,7 +343,7 @@ describe('confirming a start', () => {
     expect(prompt).toContain('named box-1');
     expect(prompt).toContain('memory 256 MiB');
     expect(prompt).toContain('network bridge');
-    expect(prompt).toMatch(/project \S+ mounted read-only at \/workspace/);
+    expect(prompt).toContain('project not mounted');
     expect(options).toBe(props.options);
 
     const [spec] = engine.callsOf('createContainer').map(([s]) => s);
@@ -272,10 +356,9 @@ describe('confirming a start', () => {
       image: 'alpine:3.20',
       expiresAt: expect.any(String),
       lifetime: 'removed when this conversation ends',
-      project: 'read-only at /workspace',
     });
     expect(Date.parse(String(answer.expiresAt))).toBeGreaterThan(Date.now());
-    expect(userText).toBe('Started container box-1 from alpine:3.20 with the project read-only at /workspace.');
+    expect(userText).toBe('Started container box-1 from alpine:3.20.');
   });
 
   test('a decline answers USER_DECLINED and nothing reaches the engine', async () => {

@@ -24,7 +24,7 @@ export async function confirmAndStart(
     network?: NetworkMode;
     workdir?: string;
     purpose: string;
-    /** The project mount the model asked for; the configured one when it asked nothing. */
+    /** The project mount the model asked for (none when it asked nothing), at most project.mount. */
     project?: ProjectMount;
     /** The conversation the container belongs to: removed when it ends, unless `keep`. */
     conversation?: { prompt: object; keep: boolean };
@@ -34,7 +34,7 @@ export async function confirmAndStart(
   runtime.checkImage(request.image);
   const network = request.network ?? config.network;
   // Refused before the user is asked: more than project.mount allows.
-  const project = checkProjectMount(request.project, config.project.mount);
+  const project = checkProjectMount(request.project ?? 'none', config.project.mount);
   if (config.plugin.confirmStart) {
     const mount =
       project === 'none'

@@ -26,11 +26,16 @@ export const START_CONTAINER = defineActionSpec({
     image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
     name: containerNameArg.describe('container name (letters, digits, _ . -)').optional(),
     project: projectMountArg
-      .describe("the project at the working folder: 'none', 'ro' (read-only) or 'rw' (writable; .git and config files stay read-only)")
+      .describe(
+        "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
+      )
       .optional(),
-    keepAfterConversation: z.boolean().describe('keep the container after this conversation ends (until stopContainer or its expiry)').optional(),
+    keepAfterConversation: z
+      .boolean()
+      .describe('keep the container after this conversation ends (until stopContainer or its expiry)')
+      .optional(),
   }),
-  configNotes: (config) => ({ project: `default and most allowed: ${config.project.mount}` }),
+  configNotes: (config) => ({ project: `default none; at most ${config.project.mount} (project.mount)` }),
 });
 
 export const RUN_COMMAND = defineActionSpec({

@@ -26,13 +26,15 @@ export const RUN_CONTAINER_TASK = defineActionSpec({
     workingDir: containerPathArg.describe('absolute working directory in the container').optional(),
     maxCommands: z.number().int().min(1).max(500).describe('lower limit on commands').optional(),
     project: projectMountArg
-      .describe("the project at the working folder: 'none', 'ro' (read-only) or 'rw' (writable; .git and config files stay read-only)")
+      .describe(
+        "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
+      )
       .optional(),
   }),
   configNotes: (config) => ({
     workingDir: `default ${config.workdir}`,
     maxCommands: `default and maximum ${config.task.maxCommands}`,
-    project: `default and most allowed: ${config.project.mount}`,
+    project: `default none; at most ${config.project.mount} (project.mount)`,
   }),
 });
 

@@ -1,0 +1,360 @@
+/**
+ * The GenAIcode project mounted at /workspace (seed 004), on a real engine: who owns what a
+ * container writes, the paths a writable mount keeps read-only (tried as an attacker
+ * would, several ways each), the list of changes, and the limits of what may be asked.
+ */
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { LABEL, loadConfig, SandboxError, type Config, type ConfigInput } from '../../src/index.js';
+import type { Sandbox } from '../../src/sandbox/sandbox.js';
+import { engineSuite, listManaged, PYTHON_IMAGE, withManager } from '../support/engine.js';
+import { tempDir } from '../support/temp-dirs.js';
+
+engineSuite('project-mount');
+
+const isRoot = process.getuid?.() === 0;
+const DEV = { uid: 1000, gid: 1000 };
+const owner = isRoot ? DEV : { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+
+/** A project as GenAIcode has it: .genaicoderc, a git folder with a hook, a source file; owned by the user. */
+function project(options: { git?: boolean; projectFile?: boolean } = {}): string {
+  const root = tempDir('gcd-mounted-');
+  writeFileSync(join(root, '.genaicoderc'), JSON.stringify({ rootDir: '.' }));
+  if (options.git !== false) {
+    mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(root, '.git', 'config'), '[core]\n\tbare = false\n');
+    writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  }
+  if (options.projectFile) writeFileSync(join(root, '.genaicode-docker.json'), '{"limits":{"pids":128}}');
+  mkdirSync(join(root, 'src'));
+  writeFileSync(join(root, 'src', 'app.py'), 'print("v1")\n');
+  writeFileSync(join(root, 'README.md'), 'readme\n');
+  if (isRoot) chownTree(root);
+  return root;
+}
+
+function chownTree(dir: string): void {
+  chownSync(dir, DEV.uid, DEV.gid);
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (lstatSync(p).isDirectory()) chownTree(p);
+    else chownSync(p, DEV.uid, DEV.gid);
+  }
+}
+
+function configFor(root: string, overrides: ConfigInput = {}): Config {
+  return loadConfig({
+    cwd: root,
+    env: {},
+    overrides: { project: { mount: 'rw' }, logs: { dir: join(tempDir('gcd-mount-logs-'), 'logs') }, ...overrides },
+  });
+}
+
+async function inProject<T>(root: string, mount: 'ro' | 'rw', fn: (s: Sandbox) => Promise<T>, overrides: ConfigInput = {}): Promise<T> {
+  return withManager(
+    async (manager) => {
+      const s = await manager.start({ image: PYTHON_IMAGE, project: mount });
+      try {
+        return await fn(s);
+      } finally {
+        await s.stop();
+      }
+    },
+    { config: configFor(root, overrides) },
+  );
+}
+
+async function run(s: Sandbox, cmd: string): Promise<{ exitCode: number | null; out: string }> {
+  const r = await s.exec(cmd, { timeoutMs: 20_000 });
+  return { exitCode: r.exitCode, out: `${r.stdout}${r.stderr}` };
+}
+
+async function startError(root: string, mount: 'ro' | 'rw' | 'none', overrides: ConfigInput = {}): Promise<SandboxError> {
+  return withManager(
+    async (manager) => {
+      let caught: unknown;
+      try {
+        await manager.start({ image: PYTHON_IMAGE, project: mount });
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(SandboxError);
+      expect(await listManaged({ [LABEL.session]: manager.sessionId })).toEqual([]);
+      return caught as SandboxError;
+    },
+    { config: configFor(root, overrides) },
+  );
+}
+
+describe('a writable project mount', () => {
+  test.concurrent('the project is at /workspace; what the container writes is owned by the user, with a home for caches', async () => {
+    const root = project();
+    await inProject(root, 'rw', async (s) => {
+      const r = await run(
+        s,
+        'pwd; id -u; id -g; cat src/app.py; echo new > made.txt; mkdir -p pkg/sub && echo x > pkg/sub/m.py; echo "$HOME"',
+      );
+      expect(r.exitCode).toBe(0);
+      expect(r.out.split('\n').slice(0, 4)).toEqual(['/workspace', String(owner.uid), String(owner.gid), 'print("v1")']);
+      expect(r.out).toContain('/tmp');
+    });
+    for (const p of ['made.txt', 'pkg', 'pkg/sub/m.py']) {
+      const st = statSync(join(root, p));
+      expect({ p, uid: st.uid, gid: st.gid }).toEqual({ p, uid: owner.uid, gid: owner.gid });
+    }
+    expect(readFileSync(join(root, 'made.txt'), 'utf8')).toBe('new\n');
+  });
+
+  test.concurrent('.git cannot be changed: hooks, config, removal, renaming, replacing', async () => {
+    const root = project();
+    const before = readFileSync(join(root, '.git', 'config'), 'utf8');
+    await inProject(root, 'rw', async (s) => {
+      for (const cmd of [
+        'printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > .git/hooks/pre-commit',
+        'printf "[core]\\n\\tfsmonitor = touch /tmp/pwned\\n" >> .git/config',
+        'rm -rf .git',
+        'mv .git .git-old',
+        'rm -f .git/HEAD',
+        'chmod 777 .git',
+        'ln -sfn /tmp .git/hooks',
+        "python3 -c \"import os; os.rename('.git', 'g')\"",
+      ]) {
+        const r = await run(s, cmd);
+        expect({ cmd, exitCode: r.exitCode }).not.toEqual({ cmd, exitCode: 0 });
+      }
+    });
+    expect(readFileSync(join(root, '.git', 'config'), 'utf8')).toBe(before);
+    expect(readdirSync(join(root, '.git', 'hooks'))).toEqual([]);
+    expect(readdirSync(join(root, '.git')).sort()).toEqual(['HEAD', 'config', 'hooks']);
+  });
+
+  test.concurrent('.genaicoderc and an existing .genaicode-docker.json cannot be changed, removed or replaced', async () => {
+    const root = project({ projectFile: true });
+    await inProject(root, 'rw', async (s) => {
+      for (const cmd of [
+        'echo \'{"plugins":["evil.js"]}\' > .genaicoderc',
+        'rm -f .genaicoderc',
+        'mv .genaicoderc x',
+        'echo \'{"limits":{"pids":65536}}\' > .genaicode-docker.json',
+        'rm -f .genaicode-docker.json',
+        'ln -sf /etc/passwd .genaicoderc',
+        'truncate -s 0 .genaicode-docker.json',
+      ]) {
+        const r = await run(s, cmd);
+        expect({ cmd, exitCode: r.exitCode }).not.toEqual({ cmd, exitCode: 0 });
+      }
+    });
+    expect(readFileSync(join(root, '.genaicoderc'), 'utf8')).toBe(JSON.stringify({ rootDir: '.' }));
+    expect(readFileSync(join(root, '.genaicode-docker.json'), 'utf8')).toBe('{"limits":{"pids":128}}');
+  });
+
+  test.concurrent(
+    'absent protected names cannot be created (a .git with a fsmonitor, a project config file), and are absent again after',
+    async () => {
+      const root = project({ git: false });
+      await inProject(root, 'rw', async (s) => {
+        for (const cmd of [
+          'mkdir -p .git/hooks',
+          'git init -q . 2>&1 || mkdir .git/x',
+          'echo "{}" > .genaicode-docker.json',
+          'mkdir .genaicode-docker.json/x',
+          'rmdir .git',
+          'ln -s /tmp .genaicode-docker.json/link',
+        ]) {
+          const r = await run(s, cmd);
+          expect({ cmd, exitCode: r.exitCode }).not.toEqual({ cmd, exitCode: 0 });
+        }
+      });
+      expect(existsSync(join(root, '.git'))).toBe(false);
+      expect(existsSync(join(root, '.genaicode-docker.json'))).toBe(false);
+    },
+  );
+
+  test.concurrent('a protected name that is a link is refused before anything starts', async () => {
+    for (const [name, target] of [
+      ['.git', '/etc'],
+      ['.genaicode-docker.json', '/tmp/elsewhere.json'],
+    ] as const) {
+      const root = project({ git: false });
+      symlinkSync(target, join(root, name));
+      const e = await startError(root, 'rw');
+      expect(e.code).toBe('POLICY_VIOLATION');
+      expect(e.message).toContain(`${name} is a link`);
+    }
+  });
+
+  test.concurrent('the change list: created, changed, deleted, and a warning for a git folder made anywhere', async () => {
+    const root = project();
+    await withManager(
+      async (manager) => {
+        const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
+        const r = await run(
+          s,
+          'echo v2 > src/app.py; rm README.md; echo n > new.py; mkdir -p vendor/lib/.git && echo "[core]" > vendor/lib/.git/config',
+        );
+        expect(r.exitCode).toBe(0);
+        await s.stop();
+        const changes = await s.projectChanges();
+        expect(changes).toMatchObject({
+          created: ['new.py', 'vendor/', 'vendor/lib/', 'vendor/lib/.git/', 'vendor/lib/.git/config'],
+          changed: ['src/app.py'],
+          deleted: ['README.md'],
+          counts: { created: 5, changed: 1, deleted: 1 },
+        });
+        expect(changes?.warnings?.[0]).toMatch(/^vendor\/lib\/\.git: a git folder the container made or changed/);
+      },
+      { config: configFor(root) },
+    );
+  });
+
+  test.concurrent('content rewritten with its old size and modification time is still listed as changed', async () => {
+    const root = project();
+    await withManager(
+      async (manager) => {
+        const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
+        expect(
+          (await run(s, 't=$(stat -c %y src/app.py); printf "print(\\"v9\\")\\n" > src/app.py; touch -d "$t" src/app.py')).exitCode,
+        ).toBe(0);
+        expect((await s.projectChanges())?.changed).toEqual(['src/app.py']);
+      },
+      { config: configFor(root) },
+    );
+  });
+
+  test.concurrent('a log folder inside the project refuses a writable mount, not a read-only one', async () => {
+    const root = project();
+    const e = await startError(root, 'rw', { logs: { dir: join(root, 'logs') } });
+    expect(e.code).toBe('POLICY_VIOLATION');
+    expect(e.message).toContain('log folder');
+    await inProject(root, 'ro', async (s) => expect((await run(s, 'cat src/app.py')).out).toBe('print("v1")\n'), {
+      logs: { dir: join(root, 'logs') },
+    });
+  });
+
+  test.concurrent('as root, a project owned by root is not mounted writable (root-owned set-uid files could land in it)', async () => {
+    if (!isRoot) return expect(isRoot).toBe(false);
+    const root = project();
+    chownSync(root, 0, 0);
+    const e = await startError(root, 'rw');
+    expect(e.code).toBe('POLICY_VIOLATION');
+    expect(e.message).toContain('root');
+  });
+});
+
+describe('links a container plants in a writable project (GenAIcode and editors follow them on the host)', () => {
+  test.concurrent(
+    'links to host secrets, home folders and system folders are removed after the command, and the answer says so',
+    async () => {
+      const root = project();
+      const secret = join(tempDir('gcd-host-secret-'), 'id_rsa.md');
+      writeFileSync(secret, 'PRIVATE KEY');
+      await inProject(root, 'rw', async (s) => {
+        const r = await s.exec(
+          `ln -s ${secret} notes.md; ln -s /root docs; mkdir -p deep/er && ln -s ../../../../../../etc/passwd deep/er/p.md; ln -s /etc etc-link; ln -s ${dirname(secret)} sub`,
+        );
+        expect(r.exitCode).toBe(0);
+        expect(r.removedLinks?.sort()).toEqual(
+          [
+            `notes.md -> ${secret}`,
+            'docs -> /root',
+            'deep/er/p.md -> ../../../../../../etc/passwd',
+            'etc-link -> /etc',
+            `sub -> ${dirname(secret)}`,
+          ].sort(),
+        );
+        for (const p of ['notes.md', 'docs', 'deep/er/p.md', 'etc-link', 'sub']) expect(existsSync(join(root, p))).toBe(false);
+        expect((await s.projectChanges())?.warnings?.join('\n')).toContain('notes.md -> ');
+      });
+    },
+  );
+
+  test.concurrent(
+    'links inside the project, links that lead nowhere on the host, and a venv-style link to a system program stay',
+    async () => {
+      const root = project();
+      await inProject(root, 'rw', async (s) => {
+        const r = await s.exec(
+          'ln -s src/app.py main.py; ln -s /workspace/src abs-src; ln -s /no/such/host/path dangling; ln -s /usr/bin/env env-link',
+        );
+        expect(r.exitCode).toBe(0);
+        expect(r.removedLinks).toBeUndefined();
+      });
+      for (const p of ['main.py', 'abs-src', 'dangling', 'env-link']) expect(lstatSync(join(root, p)).isSymbolicLink()).toBe(true);
+    },
+  );
+
+  test.concurrent('a link is removed while the command that made it still runs (the watch), before any answer', async () => {
+    const root = project();
+    await withManager(
+      async (manager) => {
+        const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
+        const running = s.exec('ln -s /root later.md; touch made; sleep 4; test -L later.md && echo STILL-THERE || echo GONE', {
+          timeoutMs: 20_000,
+        });
+        const deadline = Date.now() + 3000;
+        while (!existsSync(join(root, 'made')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        expect(existsSync(join(root, 'made'))).toBe(true);
+        await new Promise((r) => setTimeout(r, 1000));
+        // Seen from the host while the command sleeps.
+        expect(lstatSync(join(root, 'later.md'), { throwIfNoEntry: false })).toBeUndefined();
+        const r = await running;
+        expect(r.stdout.trim()).toBe('GONE');
+        expect(r.removedLinks).toEqual(['later.md -> /root']);
+        await s.stop();
+        expect((await s.projectChanges())?.warnings?.join('\n')).toContain('later.md -> /root');
+      },
+      { config: configFor(root) },
+    );
+  });
+
+  test.concurrent("the user's own links that lead out are left alone", async () => {
+    const root = project();
+    symlinkSync('/etc', join(root, 'users-link'));
+    await inProject(root, 'rw', async (s) => {
+      expect((await s.exec('true')).removedLinks).toBeUndefined();
+    });
+    expect(lstatSync(join(root, 'users-link')).isSymbolicLink()).toBe(true);
+  });
+});
+
+describe('what may be asked', () => {
+  test.concurrent('read-only: the project is readable and nothing in it can be written', async () => {
+    const root = project();
+    await inProject(root, 'ro', async (s) => {
+      expect((await run(s, 'cat src/app.py')).out).toBe('print("v1")\n');
+      for (const cmd of ['echo x > new.txt', 'rm README.md', 'mkdir d', 'touch src/app.py']) {
+        expect({ cmd, exitCode: (await run(s, cmd)).exitCode }).not.toEqual({ cmd, exitCode: 0 });
+      }
+      expect(await s.projectChanges()).toBeUndefined();
+    });
+    expect(readdirSync(root).sort()).toEqual(['.genaicoderc', '.git', 'README.md', 'src']);
+  });
+
+  test.concurrent('more than project.mount allows is a POLICY_VIOLATION before any engine call', async () => {
+    const root = project();
+    for (const [allowed, asked] of [
+      ['ro', 'rw'],
+      ['none', 'ro'],
+      ['none', 'rw'],
+    ] as const) {
+      const e = await startError(root, asked, { project: { mount: allowed } });
+      expect(e.code).toBe('POLICY_VIOLATION');
+      expect(e.message).toContain(`project.mount allows at most ${allowed}`);
+    }
+  });
+
+  test.concurrent("a project's own .genaicode-docker.json cannot raise project.mount", () => {
+    const root = project();
+    writeFileSync(join(root, '.genaicode-docker.json'), JSON.stringify({ project: { mount: 'rw' } }));
+    let caught: unknown;
+    try {
+      loadConfig({ cwd: root, env: {} });
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toMatchObject({ code: 'INVALID_CONFIG' });
+    expect((caught as Error).message).toContain('project.mount');
+    writeFileSync(join(root, '.genaicode-docker.json'), JSON.stringify({ project: { mount: 'none' } }));
+    expect(loadConfig({ cwd: root, env: {} }).project.mount).toBe('none');
+  });
+});
