@@ -6,6 +6,7 @@ import { genaicodeHost, type HostServices } from './host/host-services.js';
 import { checkImageAllowed } from '../policy/policy.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { CodeExecutor } from '../code/code-executor.js';
+import { detectProjectLanguage, type Language } from '../config/languages.js';
 
 export interface DockerPluginOptions {
   /** Configuration passed in code; wins over .genaicode-docker.json and GENAICODE_DOCKER_*. */
@@ -31,6 +32,8 @@ export interface PluginRuntime {
   host(): Promise<HostServices>;
   /** The image allowlist, checked before the user is asked to confirm anything. */
   checkImage(image: string): void;
+  /** The project's language (its marker files), which picks the image when a start names none. */
+  projectLanguage(): Language | undefined;
 }
 
 /**
@@ -75,6 +78,10 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
       const { images } = runtime.config();
       checkImageAllowed(image, images.allow, images.projectAllow);
     },
+    // GenAIcode 0.9.5 keeps no detected profile: it detects one (project-profiles/, five
+    // profiles, searching sub-folders and logging to the console) only to write a new
+    // .genaicoderc, and rcConfig has no trace of it. So the project's own files decide.
+    projectLanguage: () => detectProjectLanguage(runtime.config().projectRoot),
   };
   return runtime;
 }

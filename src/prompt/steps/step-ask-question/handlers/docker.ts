@@ -8,7 +8,7 @@ import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { ExecResult } from '../../../../sandbox/exec-types.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
-import { containerIdArg, containerNameArg, imageArg, MAX_COMMAND_BYTES } from './argument-schemas.js';
+import { containerIdArg, containerNameArg, IMAGE_OR_LANGUAGE, imageArg, languageArg, MAX_COMMAND_BYTES } from './argument-schemas.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
@@ -19,12 +19,15 @@ const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
 export const START_CONTAINER = defineActionSpec({
   name: 'startContainer',
   description: 'Start a sandboxed Docker container to run commands in.',
-  returns: '{ id, name, status, image, expiresAt }',
-  note: 'The user may be asked to confirm.',
-  args: z.object({
-    image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
-    name: containerNameArg.describe('container name (letters, digits, _ . -)').optional(),
-  }),
+  returns: '{ id, name, status, image, language?, note?, expiresAt }',
+  note: `${IMAGE_OR_LANGUAGE} The user may be asked to confirm.`,
+  args: z
+    .object({
+      image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.').optional(),
+      language: languageArg.describe("a language's golden image instead of a named image").optional(),
+      name: containerNameArg.describe('container name (letters, digits, _ . -)').optional(),
+    })
+    .refine((a) => a.image === undefined || a.language === undefined, IMAGE_OR_LANGUAGE),
 });
 
 export const RUN_COMMAND = defineActionSpec({
@@ -94,23 +97,29 @@ export function createDockerActionHandlers(
   runtime: PluginRuntime,
 ): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
   const startContainer = defineAction(runtime, START_CONTAINER, async ({ args, host, props, reply }) => {
-    const { image, name } = args;
+    const { image, language, name } = args;
     await props.waitIfPaused();
     const started = await confirmAndStart(runtime, host, props.options, {
       image,
+      language,
       ...(name ? { name } : {}),
       purpose: 'to run commands in',
     });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
-    const sandbox = started.sandbox;
+    const { sandbox, choice } = started;
     const answer = {
       id: sandbox.id.slice(0, 12),
       name: sandbox.name,
       status: 'running',
-      image,
+      image: choice.image,
+      ...(choice.language ? { language: choice.language } : {}),
+      ...(choice.note ? { note: choice.note } : {}),
       expiresAt: sandbox.info.expiresAt.toISOString(),
     };
-    return reply(answer, `Started container ${sandbox.name} from ${image}.`);
+    return reply(
+      answer,
+      `Started container ${sandbox.name} from ${choice.image}${choice.language ? ` (${choice.language})` : ''}.${choice.note ? ` Note: ${choice.note}.` : ''}`,
+    );
   });
 
   const runCommand = defineAction(runtime, RUN_COMMAND, async ({ args, host, props, reply }) => {

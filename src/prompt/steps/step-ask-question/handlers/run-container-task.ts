@@ -4,7 +4,7 @@ import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { swallowed } from '../../../../debug.js';
 import { runTask, type TaskResult } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
-import { containerPathArg, imageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';
+import { containerPathArg, IMAGE_OR_LANGUAGE, imageArg, languageArg, MAX_TASK_DESCRIPTION_CHARS } from './argument-schemas.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
@@ -13,34 +13,40 @@ export const RUN_CONTAINER_TASK = defineActionSpec({
   name: 'runContainerTask',
   description:
     'Run a multi-step command-line task in a fresh sandboxed container: an inner loop runs commands until it is done, then cleans up.',
-  returns: '{ success, summary, logPath, commandsRun, cleanup? }',
-  args: z.object({
-    image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
-    taskDescription: z
-      .string()
-      .trim()
-      .min(10, 'taskDescription must describe the task (at least 10 characters)')
-      .max(MAX_TASK_DESCRIPTION_CHARS, `taskDescription must be at most ${MAX_TASK_DESCRIPTION_CHARS} characters`)
-      .describe('A clear, step-by-step natural-language description of the whole task and how to tell it is done.'),
-    workingDir: containerPathArg.describe('absolute working directory in the container').optional(),
-    maxCommands: z.number().int().min(1).max(500).describe('lower limit on commands').optional(),
-  }),
+  returns: '{ success, summary, logPath, commandsRun, image?, note?, cleanup? }',
+  note: IMAGE_OR_LANGUAGE,
+  args: z
+    .object({
+      image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.').optional(),
+      language: languageArg.describe("a language's golden image instead of a named image").optional(),
+      taskDescription: z
+        .string()
+        .trim()
+        .min(10, 'taskDescription must describe the task (at least 10 characters)')
+        .max(MAX_TASK_DESCRIPTION_CHARS, `taskDescription must be at most ${MAX_TASK_DESCRIPTION_CHARS} characters`)
+        .describe('A clear, step-by-step natural-language description of the whole task and how to tell it is done.'),
+      workingDir: containerPathArg.describe('absolute working directory in the container').optional(),
+      maxCommands: z.number().int().min(1).max(500).describe('lower limit on commands').optional(),
+    })
+    .refine((a) => a.image === undefined || a.language === undefined, IMAGE_OR_LANGUAGE),
   configNotes: (config) => ({ workingDir: `default ${config.workdir}`, maxCommands: `default and maximum ${config.task.maxCommands}` }),
 });
 
 export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler: ActionHandler; description: string } {
   const handler = defineAction(runtime, RUN_CONTAINER_TASK, async ({ args, host, props, reply }) => {
-    const { image, taskDescription, workingDir, maxCommands } = args;
+    const { taskDescription, workingDir, maxCommands } = args;
     const config = runtime.config();
     await props.waitIfPaused();
     const started = await confirmAndStart(runtime, host, props.options, {
-      image,
+      image: args.image,
+      language: args.language,
       network: config.task.network,
       ...(workingDir ? { workdir: workingDir } : {}),
       purpose: 'for a multi-step task',
     });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
-    const sandbox = started.sandbox;
+    const { sandbox, choice } = started;
+    const image = choice.image;
     let result: TaskResult;
     try {
       const signal = host.abortSignal();
@@ -77,6 +83,9 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
       summary: result.summary,
       logPath: result.logPath,
       commandsRun: result.commandsRun,
+      // The image when the model did not name it (a language's, or the project's language's or the default).
+      ...(args.image === undefined ? { image } : {}),
+      ...(choice.note ? { note: choice.note } : {}),
       ...(notRemoved
         ? {
             cleanup: `container ${sandbox.name} could not be removed (${notRemoved}); it is removed when GenAIcode exits, or at ${sandbox.info.expiresAt.toISOString()}`,
