@@ -21,9 +21,12 @@ export type {
   EngineInfo,
   ExecSession,
   ExecSpec,
+  ImageInfo,
+  PullOptions,
   PullProgress,
   StreamId,
 } from './engine/container-engine.js';
+export { LANGUAGES, imageForLanguage, detectProjectLanguage, type Language } from './config/languages.js';
 export { DockerEngine } from './engine/docker-engine.js';
 export { resolveConnection, type EngineConnection } from './engine/connection.js';
 export { SandboxManager, newSessionId, type StartOptions, type SandboxManagerOptions } from './sandbox/sandbox-manager.js';

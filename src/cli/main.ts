@@ -13,6 +13,8 @@ import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { run } from './run.js';
 import { task } from './task.js';
+import { images } from './images.js';
+import { LANGUAGES, type Language } from '../config/languages.js';
 import { displayLines, displayText } from '../display-text.js';
 
 // What the CLI prints quotes the config, the engine and models: control and invisible
@@ -62,20 +64,26 @@ program
   .command('run')
   .description('run one command in a fresh sandbox, through the exact pipeline the model gets')
   .option('--image <image>', 'image (must be on the allowlist)')
+  .addOption(new Option('--language <language>', "a language's image instead of --image").choices([...LANGUAGES]).conflicts('image'))
   .option('--timeout-ms <n>', 'kill the command after this many milliseconds', positiveInt)
   .addOption(new Option('--network <mode>', 'network of the sandbox').choices([...NETWORK_MODES]))
   .option('--memory <size>', 'memory limit, e.g. 256m', size)
   .option('--json', 'print the result object as one line of JSON', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
-  .action(async (argv: string[], o: { image?: string; timeoutMs?: number; network?: NetworkMode; memory?: number; json: boolean }) => {
-    process.exitCode = await run(
-      config(),
-      argv,
-      { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) },
-      commandOutput,
-      err,
-    );
-  });
+  .action(
+    async (
+      argv: string[],
+      o: { image?: string; language?: Language; timeoutMs?: number; network?: NetworkMode; memory?: number; json: boolean },
+    ) => {
+      process.exitCode = await run(
+        config(),
+        argv,
+        { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) },
+        commandOutput,
+        err,
+      );
+    },
+  );
 
 program
   .command('code')
@@ -112,6 +120,7 @@ program
   .command('task')
   .description('run a multi-step task: an inner loop on Gemini picks each command until done (needs GEMINI_API_KEY)')
   .option('--image <image>', 'image (must be on the allowlist)')
+  .addOption(new Option('--language <language>', "a language's image instead of --image").choices([...LANGUAGES]).conflicts('image'))
   .option('--max-commands <n>', 'limit on commands', positiveInt)
   .addOption(new Option('--network <mode>', 'network of the sandbox').choices([...NETWORK_MODES]))
   .option('--step-model <name>', 'Gemini model that picks each command (default gemini-2.5-flash)')
@@ -121,11 +130,37 @@ program
   .action(
     async (
       words: string[],
-      o: { image?: string; maxCommands?: number; network?: NetworkMode; stepModel?: string; summaryModel?: string; json: boolean },
+      o: {
+        image?: string;
+        language?: Language;
+        maxCommands?: number;
+        network?: NetworkMode;
+        stepModel?: string;
+        summaryModel?: string;
+        json: boolean;
+      },
     ) => {
       process.exitCode = await task(config(), words.join(' '), o, process.env, out, err);
     },
   );
+
+program
+  .command('images')
+  .description(
+    'the language images (python, nodejs, java, go, ruby, php, dotnet, powershell): list them (present, size, age, how to get them), pull them, or build them offline',
+  )
+  .argument('[action]', 'list (the default), pull or build')
+  .argument('[languages...]', `languages (default: all): ${LANGUAGES.join(', ')}`)
+  .option('--json', 'list: print the rows as one line of JSON', false)
+  .option('--force', 'build: rebuild images that are present', false)
+  .action(async (action: string | undefined, languages: string[], o: { json: boolean; force: boolean }) => {
+    process.exitCode = await images(config(), [...(action ? [action] : []), ...languages], o, {
+      out,
+      err,
+      progress: (text) => process.stderr.write(text),
+      tty: process.stderr.isTTY === true,
+    });
+  });
 
 program
   .command('demo')

@@ -3,9 +3,13 @@ import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
 import { formatExecResult, reportFailure } from './format.js';
+import { detectProjectLanguage, type Language } from '../config/languages.js';
+import { chooseImage } from '../sandbox/golden-images.js';
 
 export interface RunOptions {
   image?: string;
+  /** A language's image instead of `image`; with neither, the project's language when its image is available. */
+  language?: Language;
   timeoutMs?: number;
   network?: NetworkMode;
   memoryBytes?: number;
@@ -27,8 +31,15 @@ export async function run(
   const manager = new SandboxManager({ config });
   const sigint = cancelOnSigint(err, 'canceling: killing the command in the container (Ctrl-C again to force)');
   try {
+    const choice = await chooseImage(
+      config,
+      manager.engine,
+      { image: options.image, language: options.language },
+      options.image === undefined && options.language === undefined ? detectProjectLanguage(config.projectRoot) : undefined,
+    );
+    if (choice.note && !options.json) err(`note: ${choice.note}`);
     const start: StartOptions = {
-      ...(options.image ? { image: options.image } : {}),
+      image: choice.image,
       ...(options.network ? { network: options.network } : {}),
       ...(options.memoryBytes !== undefined ? { memoryBytes: options.memoryBytes } : {}),
       signal: sigint.signal,

@@ -7,9 +7,12 @@ import { GeminiTaskModel } from '../task/gemini-model.js';
 import { runTask } from '../task/task-loop.js';
 import type { TaskModel } from '../task/task-model.js';
 import { displayText } from '../display-text.js';
+import { detectProjectLanguage, type Language } from '../config/languages.js';
+import { chooseImage } from '../sandbox/golden-images.js';
 
 interface TaskCliOptions {
   image?: string;
+  language?: Language;
   maxCommands?: number;
   network?: NetworkMode;
   stepModel?: string;
@@ -48,7 +51,14 @@ export async function task(
   const manager = new SandboxManager({ config });
   const sigint = cancelOnSigint(err, 'aborting the task (Ctrl-C again to force)');
   try {
-    const image = options.image ?? config.images.default;
+    const choice = await chooseImage(
+      config,
+      manager.engine,
+      { image: options.image, language: options.language },
+      options.image === undefined && options.language === undefined ? detectProjectLanguage(config.projectRoot) : undefined,
+    );
+    if (choice.note) err(`note: ${choice.note}`);
+    const image = choice.image;
     const network = options.network ?? config.task.network;
     const sandbox = await manager.start({ image, network, signal: sigint.signal });
     try {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ADDABLE_CAPABILITIES, NETWORK_MODES, PROJECT_MOUNTS } from '../policy/policy.js';
+import { imageReferenceProblem, namesRegistry } from '../policy/image-ref.js';
+import { LANGUAGES } from './languages.js';
 
 /**
  * The configuration's one schema: every setting, its bounds and its default. Loading it
@@ -106,6 +108,23 @@ const byteSize = (min: number, max: number) =>
     return n;
   });
 
+/** An image reference in Docker's grammar (policy/image-ref.ts). */
+const imageRef = z.string().superRefine((v, ctx) => {
+  const problem = imageReferenceProblem(v);
+  if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not a valid image reference: ${problem}` });
+});
+
+/** A registry and optional path, as it comes before an image name: host[:port][/path]. */
+const registryPrefix = z.string().superRefine((v, ctx) => {
+  const trimmed = v.replace(/\/+$/, '');
+  const problem = imageReferenceProblem(`${trimmed}/x`);
+  if (problem || !namesRegistry(trimmed.split('/')[0]!))
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `expected a registry host[:port] with an optional path, e.g. registry.example.com/team${problem ? ` (${problem})` : ''}`,
+    });
+});
+
 const MountAllow = z
   .object({
     /** Host path (absolute, or relative to the project root) that may be mounted, with everything under it. */
@@ -140,6 +159,25 @@ export const ConfigSchema = z
          * would run whatever its owner published. @default ['genaicode-docker/*']
          */
         localOnly: z.array(z.string().min(1)).default([...LOCAL_ONLY_IMAGES]),
+        /**
+         * The image of each language (startContainer's and runContainerTask's `language`, the
+         * project's detected language). Each is still checked against `allow`.
+         * @default genaicode-docker/<language>:latest
+         */
+        languages: z.record(z.enum(LANGUAGES), imageRef).default({}),
+        /**
+         * Registry (host[:port], optionally with a path, e.g. registry.example.com/team) put in
+         * front of the language images that name no registry of their own. Such images are no
+         * longer `localOnly`: they are pulled from it (and `allow` must cover them).
+         */
+        registry: registryPrefix.optional(),
+        /**
+         * Language images pulled in the background when the plugin loads: 'project' (the
+         * project's detected language), a list of languages, or [] / false (none). An image
+         * built here (`localOnly`) is never pulled: a missing one is reported with how to build it.
+         * @default project
+         */
+        prePull: z.union([z.literal('project'), z.literal(false), z.array(z.enum(LANGUAGES))]).default('project'),
       })
       .strict()
       .default({}),

@@ -1,5 +1,6 @@
 import { SandboxError } from '../errors.js';
 import { ENV_PREFIX } from './config-schema.js';
+import { LANGUAGES } from './languages.js';
 
 /** The GENAICODE_DOCKER_* variables: each one's setting, read into a configuration layer. */
 
@@ -10,6 +11,9 @@ const ENV_KEYS: Record<string, { path: string[]; kind: 'string' | 'number' | 'bo
   IMAGE: { path: ['images', 'default'], kind: 'string' },
   ALLOWED_IMAGES: { path: ['images', 'allow'], kind: 'list' },
   PULL: { path: ['images', 'pull'], kind: 'boolean' },
+  REGISTRY: { path: ['images', 'registry'], kind: 'string' },
+  // GENAICODE_DOCKER_IMAGE_PYTHON, ..._NODEJS, ...: each language's image.
+  ...Object.fromEntries(LANGUAGES.map((l) => [`IMAGE_${l.toUpperCase()}`, { path: ['images', 'languages', l], kind: 'string' as const }])),
   MEMORY: { path: ['limits', 'memory'], kind: 'string' },
   CPUS: { path: ['limits', 'cpus'], kind: 'number' },
   PIDS: { path: ['limits', 'pids'], kind: 'number' },

@@ -18,6 +18,7 @@ const USER_ONLY: Array<{ path: string[]; why: string }> = [
   { path: ['allowRootWithWritableMounts'], why: 'whether a container may write host files as root' },
   { path: ['mountAllow'], why: 'which host folders may be mounted' },
   { path: ['codeExecute', 'mounts'], why: 'which host folders code sandboxes mount' },
+  { path: ['images', 'registry'], why: 'which registry the language images are pulled from' },
 ];
 
 function get(obj: unknown, path: string[]): unknown {

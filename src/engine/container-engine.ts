@@ -30,6 +30,18 @@ export interface PullProgress {
   total?: number;
 }
 
+/** A local image, as `images list` shows it. */
+export interface ImageInfo {
+  sizeBytes: number;
+  /** When it was built, where the engine says. */
+  createdAt?: Date;
+}
+
+export interface PullOptions {
+  /** Nobody waits on this pull (a pre-pull): its connection does not keep the process alive. */
+  background?: boolean;
+}
+
 export interface TmpfsMount {
   path: string;
   sizeBytes: number;
@@ -124,8 +136,10 @@ export interface ContainerEngine {
   /** @throws SandboxError ENGINE_UNAVAILABLE with a sentence on how to start an engine. */
   info(): Promise<EngineInfo>;
   hasImage(ref: string): Promise<boolean>;
+  /** @returns undefined when the image is not present. */
+  inspectImage(ref: string): Promise<ImageInfo | undefined>;
   /** @throws SandboxError IMAGE_NOT_FOUND when the registry has no such image or tag. */
-  pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal): Promise<void>;
+  pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal, options?: PullOptions): Promise<void>;
   /** @returns the new container's id. */
   createContainer(spec: ContainerSpec): Promise<string>;
   startContainer(id: string): Promise<void>;

@@ -11,6 +11,8 @@ import type {
   EngineInfo,
   ExecSession,
   ExecSpec,
+  ImageInfo,
+  PullOptions,
   PullProgress,
   StreamId,
 } from './container-engine.js';
@@ -127,13 +129,30 @@ export class DockerEngine implements ContainerEngine {
     }
   }
 
-  async pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal): Promise<void> {
+  async inspectImage(ref: string): Promise<ImageInfo | undefined> {
+    let image: { Size?: unknown; Created?: unknown };
+    try {
+      image = (await this.docker.getImage(ref).inspect()) as typeof image;
+    } catch (e) {
+      if (asHttpError(e).statusCode === 404) return undefined;
+      throw this.fail(e, `Inspect image ${ref}`);
+    }
+    const created = typeof image.Created === 'string' ? new Date(image.Created) : undefined;
+    return {
+      sizeBytes: typeof image.Size === 'number' && Number.isFinite(image.Size) ? image.Size : 0,
+      ...(created && !Number.isNaN(created.getTime()) ? { createdAt: created } : {}),
+    };
+  }
+
+  async pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal, options: PullOptions = {}): Promise<void> {
     let stream: NodeJS.ReadableStream;
     try {
       stream = (await this.docker.pull(ref, signal ? { abortSignal: signal } : {})) as NodeJS.ReadableStream;
     } catch (e) {
       throw this.pullFailure(ref, e);
     }
+    // A pre-pull must not keep the process alive: its response's socket is let go.
+    if (options.background) (stream as { socket?: { unref?: () => void } }).socket?.unref?.();
     const failed = await readPullProgress(ref, stream, onProgress).catch((e: unknown) => {
       throw this.pullFailure(ref, e);
     });

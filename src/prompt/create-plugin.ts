@@ -6,13 +6,15 @@ import { createCodeExecuteHandler } from './steps/step-ask-question/handlers/cod
 import { createContainerFileHandlers } from './steps/step-ask-question/handlers/container-files.js';
 import { dockerSystemPrompt, installSystemPrompt } from './system-prompt.js';
 import { swallowed } from '../debug.js';
+import { prePullAtLoad } from './pre-pull-at-load.js';
 
 export type { DockerPluginOptions } from './plugin-runtime.js';
 
 /**
  * The GenAIcode plugin. Loading it touches no engine and never blocks genaicode's start:
  * the configuration and the engine connection are made at the first action. One
- * background check reports an unreachable engine as a system message.
+ * background check reports an unreachable engine as a system message, then pre-pulls the
+ * language images of `images.prePull` (pre-pull-at-load.ts).
  *
  * In `.genaicoderc`: `"plugins": ["./node_modules/genaicode-docker/dist/plugin.js"]`, or a
  * local file `export default createDockerPlugin({ config: { ... } })`.
@@ -33,6 +35,7 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
     void (async () => {
       try {
         await runtime.manager().engine.info();
+        void prePullAtLoad(runtime);
       } catch (e) {
         swallowed('engine check at load', e);
         const host = await runtime.host().catch((hostError: unknown) => swallowed('host services', hostError));

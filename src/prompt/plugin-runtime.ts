@@ -8,6 +8,7 @@ import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { CodeExecutor } from '../code/code-executor.js';
 import { ConversationContainers } from './conversation-containers.js';
 import { swallowed } from '../debug.js';
+import { detectProjectLanguage, type Language } from '../config/languages.js';
 
 export interface DockerPluginOptions {
   /** Configuration passed in code; wins over .genaicode-docker.json and GENAICODE_DOCKER_*. */
@@ -35,6 +36,8 @@ export interface PluginRuntime {
   checkImage(image: string): void;
   /** The containers of each conversation, removed when it ends unless kept. */
   conversations(): ConversationContainers;
+  /** The project's language (its marker files), which picks the image when a start names none. */
+  projectLanguage(): Language | undefined;
 }
 
 /**
@@ -105,6 +108,10 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
       const { images } = runtime.config();
       checkImageAllowed(image, images.allow, images.projectAllow);
     },
+    // GenAIcode 0.9.5 keeps no detected profile: it detects one (project-profiles/, five
+    // profiles, searching sub-folders and logging to the console) only to write a new
+    // .genaicoderc, and rcConfig has no trace of it. So the project's own files decide.
+    projectLanguage: () => detectProjectLanguage(runtime.config().projectRoot),
   };
   return runtime;
 }

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config-schema.js';
 import type { ContainerEngine, ContainerSpec, PullProgress, TmpfsMount } from '../engine/container-engine.js';
 import { DockerEngine } from '../engine/docker-engine.js';
@@ -29,6 +28,8 @@ import { swallowed } from '../debug.js';
 import { isWithin } from '../paths.js';
 import { projectBinds, removePlaceholders, type ProjectBinds } from './project-mount.js';
 import { takeSnapshot } from './project-changes.js';
+import { missingImageError } from './golden-images.js';
+import { pullFlights } from './pull-flights.js';
 
 export interface StartOptions {
   /** Image to start. @default config.images.default */
@@ -75,8 +76,7 @@ export interface SandboxManagerOptions {
   sweepOnStart?: boolean;
 }
 
-/** The offline builder of the golden images, wherever the package is installed. */
-export const BUILD_OFFLINE_SCRIPT = fileURLToPath(new URL('../../docker/build-offline.sh', import.meta.url));
+export { BUILD_OFFLINE_SCRIPT } from './golden-images.js';
 
 /** A session id that sorts by time and names a log folder: 20261122-031500-a1b2c3. */
 export function newSessionId(now = new Date()): string {
@@ -189,21 +189,12 @@ export class SandboxManager {
       }
     }
     if (!(await this.engine.hasImage(image))) {
-      if (imageMatches(image, c.images.localOnly)) {
-        throw new SandboxError(
-          'IMAGE_NOT_FOUND',
-          `Image ${image} is not present. It is built on this machine and never pulled (images.localOnly): build it with \`bash ${BUILD_OFFLINE_SCRIPT}\` or from its Dockerfile.`,
-          { data: { image } },
-        );
-      }
-      if (!c.images.pull) {
-        throw new SandboxError(
-          'IMAGE_NOT_FOUND',
-          `Image ${image} is not present and pulling is off (images.pull=false). Build or load it first.`,
-          { data: { image } },
-        );
-      }
-      await this.engine.pullImage(image, options.onPullProgress, options.signal);
+      if (imageMatches(image, c.images.localOnly) || !c.images.pull) throw missingImageError(c, image);
+      // A pull of the same image under way (the pre-pull, another start) is waited for, not repeated.
+      await pullFlights.pull(this.engine, image, {
+        ...(options.onPullProgress ? { onProgress: options.onPullProgress } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     }
     abortCheck();
 

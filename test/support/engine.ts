@@ -19,6 +19,8 @@ import {
   type EngineInfo,
   type ExecSession,
   type ExecSpec,
+  type ImageInfo,
+  type PullOptions,
   type PullProgress,
   type StreamId,
 } from '../../src/index.js';
@@ -311,9 +313,13 @@ export class RecordingEngine implements ContainerEngine {
     this.calls.push('hasImage');
     return this.inner.hasImage(ref);
   }
-  pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal): Promise<void> {
+  inspectImage(ref: string): Promise<ImageInfo | undefined> {
+    this.calls.push('inspectImage');
+    return this.inner.inspectImage(ref);
+  }
+  pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal, options?: PullOptions): Promise<void> {
     this.calls.push('pullImage');
-    return this.inner.pullImage(ref, onProgress, signal);
+    return this.inner.pullImage(ref, onProgress, signal, options);
   }
   createContainer(spec: ContainerSpec): Promise<string> {
     this.calls.push('createContainer');

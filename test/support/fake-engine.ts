@@ -16,6 +16,8 @@ import type {
   EngineInfo,
   ExecSession,
   ExecSpec,
+  ImageInfo,
+  PullOptions,
   PullProgress,
   StreamId,
 } from '../../src/engine/container-engine.js';
@@ -98,6 +100,10 @@ export interface FakeEngineOptions {
   pullable?: (ref: string) => boolean;
   /** Progress events each pull reports. @default three events */
   pullProgress?: (ref: string) => PullProgress[];
+  /** A pull ends (and its image is present) only once this resolves. @default at once */
+  pullGate?: (ref: string) => Promise<void>;
+  /** Size and age of local images, as inspectImage reports them. @default 0 bytes, no date */
+  imageInfo?: Record<string, ImageInfo>;
   /** Command execs. @default exits 0 with no output */
   script?: ExecScript;
   /** Overrides the built-in helper answers when it returns a result. */
@@ -155,6 +161,8 @@ export class FakeEngine implements ContainerEngine {
   helperScript: FakeEngineOptions['helperScript'];
   private readonly pullable: (ref: string) => boolean;
   private readonly pullProgress: (ref: string) => PullProgress[];
+  private readonly pullGate: ((ref: string) => Promise<void>) | undefined;
+  private readonly imageInfo: Record<string, ImageInfo>;
   private readonly killExitCode: number;
   private readonly failures = new Map<EngineMethod, Failure[]>();
   private readonly finishers = new Map<FakeExec, (exitCode: number | null, state: FakeExec['state']) => void>();
@@ -164,6 +172,8 @@ export class FakeEngine implements ContainerEngine {
     for (const image of options.images ?? []) this.images.add(normalize(image));
     this.pullable = options.pullable ?? (() => true);
     this.pullProgress = options.pullProgress ?? DEFAULT_PROGRESS;
+    this.pullGate = options.pullGate;
+    this.imageInfo = Object.fromEntries(Object.entries(options.imageInfo ?? {}).map(([k, v]) => [normalize(k), v]));
     this.script = options.script ?? (() => ({ frames: [], exitCode: 0 }));
     this.helperScript = options.helperScript;
     this.killExitCode = options.killExitCode ?? 137;
@@ -292,8 +302,14 @@ export class FakeEngine implements ContainerEngine {
     return this.images.has(normalize(ref));
   }
 
-  async pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal): Promise<void> {
-    this.record({ method: 'pullImage', args: [ref, onProgress, signal] });
+  async inspectImage(ref: string): Promise<ImageInfo | undefined> {
+    this.record({ method: 'inspectImage', args: [ref] });
+    const key = normalize(ref);
+    return this.images.has(key) ? (this.imageInfo[key] ?? { sizeBytes: 0 }) : undefined;
+  }
+
+  async pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal, options?: PullOptions): Promise<void> {
+    this.record({ method: 'pullImage', args: [ref, onProgress, signal, options] });
     if (signal?.aborted) throw new SandboxError('ABORTED', `Pull ${ref}: aborted`);
     if (!this.pullable(ref))
       throw new SandboxError('IMAGE_NOT_FOUND', `Image ${ref} was not found (fake registry).`, { data: { image: ref } });
@@ -301,6 +317,8 @@ export class FakeEngine implements ContainerEngine {
       await tick();
       onProgress?.(p);
     }
+    await this.pullGate?.(ref);
+    if (signal?.aborted) throw new SandboxError('ABORTED', `Pull ${ref}: aborted`);
     this.images.add(normalize(ref));
   }
 

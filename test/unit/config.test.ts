@@ -35,7 +35,14 @@ describe('loadConfig: defaults', () => {
     expect(c.projectRoot).toBe(root);
     expect(c.sources).toEqual(['defaults']);
     expect(c.engine).toEqual({});
-    expect(c.images).toEqual({ allow: [...DEFAULT_ALLOWED_IMAGES], default: DEFAULT_IMAGE, pull: true, localOnly: ['genaicode-docker/*'] });
+    expect(c.images).toEqual({
+      allow: [...DEFAULT_ALLOWED_IMAGES],
+      default: DEFAULT_IMAGE,
+      pull: true,
+      localOnly: ['genaicode-docker/*'],
+      languages: {},
+      prePull: 'project',
+    });
     expect(c.limits).toEqual({ memory: 512 * MiB, cpus: 1, pids: 256, disk: 2 * GiB });
     expect(c.network).toBe('none');
     expect(c.readOnlyRoot).toBe(false);

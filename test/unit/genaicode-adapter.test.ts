@@ -113,10 +113,12 @@ describe('the plugin', () => {
     expect(handlers.listContainerDirectory?.description).toContain('(args: containerId, path?, depth?)');
     expect(handlers.editContainerFile?.description).toContain('(args: containerId, path, oldText, newText)');
     expect(handlers.codeExecute?.description).toContain('(args: language, code, timeoutSeconds?)');
-    expect(handlers.startContainer?.description).toContain('(args: image, name?, project?, keepAfterConversation?)');
+    expect(handlers.startContainer?.description).toContain('(args: image?, language?, name?, project?, keepAfterConversation?)');
     expect(handlers.runCommand?.description).toContain('(args: containerId, cmd, timeoutMs?)');
     expect(handlers.stopContainer?.description).toContain('(args: containerId)');
-    expect(handlers.runContainerTask?.description).toContain('(args: image, taskDescription, workingDir?, maxCommands?, project?)');
+    expect(handlers.runContainerTask?.description).toContain(
+      '(args: image?, language?, taskDescription, workingDir?, maxCommands?, project?)',
+    );
   });
 
   test('creating it calls no engine method; before the first action only the background reachability check (info) runs', async () => {
@@ -162,13 +164,16 @@ describe('asking the model for the arguments', () => {
     ]);
   });
 
-  test('startContainer is asked for image (required); name, project and keepAfterConversation are optional', async () => {
+  test('startContainer is asked for image or language, name, project and keepAfterConversation, all optional', async () => {
     const { act } = setup({ config: { plugin: { confirmStart: false } } });
     const { model } = await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20' } }]]);
     const def = model.calls[0]!.functionDefs[0]!;
     expect(def.name).toBe('startContainer');
-    expect(Object.keys(def.parameters.properties)).toEqual(['image', 'name', 'project', 'keepAfterConversation']);
-    expect(def.parameters.required).toEqual(['image']);
+    expect(Object.keys(def.parameters.properties)).toEqual(['image', 'language', 'name', 'project', 'keepAfterConversation']);
+    expect(def.parameters.properties.language).toMatchObject({
+      enum: ['python', 'nodejs', 'java', 'go', 'ruby', 'php', 'dotnet', 'powershell'],
+    });
+    expect(def.parameters.required).toEqual([]);
   });
 
   test('invalid arguments get one retry that shows the model the validation error; the valid ones run', async () => {

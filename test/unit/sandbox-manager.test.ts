@@ -104,10 +104,11 @@ describe('SandboxManager.start: images', () => {
     const s = await manager.start({ image: 'alpine:3.20', onPullProgress, signal: ac.signal });
     // info: once per engine, to learn whether its storage driver can have a disk quota.
     expect(engine.methods()).toEqual(['hasImage', 'pullImage', 'info', 'createContainer', 'startContainer']);
+    // Through the pulls in flight (pull-flights.ts): the engine gets their fan-out and their own signal.
     const [ref, forwarded, signal] = engine.callsOf('pullImage')[0]!;
     expect(ref).toBe('alpine:3.20');
-    expect(forwarded).toBe(onPullProgress);
-    expect(signal).toBe(ac.signal);
+    expect(forwarded).toEqual(expect.any(Function));
+    expect(signal).toEqual(expect.any(AbortSignal));
     expect(progress).toEqual([
       { id: 'alpine:3.20', status: 'Pulling from library' },
       { id: 'layer-1', status: 'Downloading', current: 512, total: 1024 },

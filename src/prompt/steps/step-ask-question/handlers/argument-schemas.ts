@@ -1,6 +1,7 @@
 import { z } from 'zod/v4';
 import { imageReferenceProblem } from '../../../../policy/image-ref.js';
 import { containerNameProblem, PROJECT_MOUNTS } from '../../../../policy/policy.js';
+import { LANGUAGES } from '../../../../config/languages.js';
 
 /**
  * The argument types the model's actions share. Each is checked here, when the model's
@@ -17,6 +18,13 @@ export const imageArg = z
     const problem = imageReferenceProblem(v);
     if (problem) ctx.addIssue({ code: 'custom', message: `not a valid image reference: ${problem}` });
   });
+
+/** A language of the golden images: its image is started instead of a named one. */
+export const languageArg = z.enum(LANGUAGES);
+
+/** One sentence for both: with neither, the project's language (or the default image) decides. */
+export const IMAGE_OR_LANGUAGE =
+  "Give image or language, not both; with neither, the project's detected language picks its image when it is available, else the default image.";
 
 /** A container name Docker accepts. */
 export const containerNameArg = z

@@ -8,7 +8,15 @@ import { SandboxError } from '../../../../errors.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { ExecResult } from '../../../../sandbox/exec-types.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
-import { containerIdArg, containerNameArg, imageArg, MAX_COMMAND_BYTES, projectMountArg } from './argument-schemas.js';
+import {
+  containerIdArg,
+  containerNameArg,
+  IMAGE_OR_LANGUAGE,
+  imageArg,
+  languageArg,
+  MAX_COMMAND_BYTES,
+  projectMountArg,
+} from './argument-schemas.js';
 import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine, defineActionSpec } from './action-spec.js';
@@ -20,21 +28,24 @@ const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
 export const START_CONTAINER = defineActionSpec({
   name: 'startContainer',
   description: 'Start a sandboxed Docker container to run commands in.',
-  returns: '{ id, name, status, image, expiresAt, lifetime, project? }',
-  note: 'The user may be asked to confirm. The container is removed when this conversation ends unless keepAfterConversation is true.',
-  args: z.object({
-    image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
-    name: containerNameArg.describe('container name (letters, digits, _ . -)').optional(),
-    project: projectMountArg
-      .describe(
-        "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
-      )
-      .optional(),
-    keepAfterConversation: z
-      .boolean()
-      .describe('keep the container after this conversation ends (until stopContainer or its expiry)')
-      .optional(),
-  }),
+  returns: '{ id, name, status, image, language?, note?, expiresAt, lifetime, project? }',
+  note: `${IMAGE_OR_LANGUAGE} The user may be asked to confirm. The container is removed when this conversation ends unless keepAfterConversation is true.`,
+  args: z
+    .object({
+      image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.').optional(),
+      language: languageArg.describe("a language's golden image instead of a named image").optional(),
+      name: containerNameArg.describe('container name (letters, digits, _ . -)').optional(),
+      project: projectMountArg
+        .describe(
+          "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
+        )
+        .optional(),
+      keepAfterConversation: z
+        .boolean()
+        .describe('keep the container after this conversation ends (until stopContainer or its expiry)')
+        .optional(),
+    })
+    .refine((a) => a.image === undefined || a.language === undefined, IMAGE_OR_LANGUAGE),
   configNotes: (config) => ({ project: `default none; at most ${config.project.mount} (project.mount)` }),
 });
 
@@ -105,31 +116,34 @@ export function createDockerActionHandlers(
   runtime: PluginRuntime,
 ): Record<'startContainer' | 'runCommand' | 'stopContainer', { handler: ActionHandler; description: string }> {
   const startContainer = defineAction(runtime, START_CONTAINER, async ({ args, host, props, reply }) => {
-    const { image, name, project, keepAfterConversation } = args;
+    const { image, language, name, project, keepAfterConversation } = args;
     await props.waitIfPaused();
     const keep = keepAfterConversation === true;
     const started = await confirmAndStart(runtime, host, props.options, {
       image,
+      language,
       ...(name ? { name } : {}),
       ...(project ? { project } : {}),
       purpose: 'to run commands in',
       conversation: { prompt: props.prompt, keep },
     });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
-    const sandbox = started.sandbox;
+    const { sandbox, choice } = started;
     const mounted = sandbox.info.project;
     const answer = {
       id: sandbox.id.slice(0, 12),
       name: sandbox.name,
       status: 'running',
-      image,
+      image: choice.image,
+      ...(choice.language ? { language: choice.language } : {}),
+      ...(choice.note ? { note: choice.note } : {}),
       expiresAt: sandbox.info.expiresAt.toISOString(),
       lifetime: keep ? 'kept after this conversation, until stopContainer or expiresAt' : 'removed when this conversation ends',
       ...(mounted ? { project: `${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` } : {}),
     };
     return reply(
       answer,
-      `Started container ${sandbox.name} from ${image}${mounted ? ` with the project ${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` : ''}.`,
+      `Started container ${sandbox.name} from ${choice.image}${choice.language ? ` (${choice.language})` : ''}${mounted ? ` with the project ${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` : ''}.${choice.note ? ` Note: ${choice.note}.` : ''}`,
     );
   });
 

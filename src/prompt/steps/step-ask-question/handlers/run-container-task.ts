@@ -4,7 +4,14 @@ import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { swallowed } from '../../../../debug.js';
 import { runTask, type TaskResult } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
-import { containerPathArg, imageArg, MAX_TASK_DESCRIPTION_CHARS, projectMountArg } from './argument-schemas.js';
+import {
+  containerPathArg,
+  IMAGE_OR_LANGUAGE,
+  imageArg,
+  languageArg,
+  MAX_TASK_DESCRIPTION_CHARS,
+  projectMountArg,
+} from './argument-schemas.js';
 import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine, defineActionSpec } from './action-spec.js';
@@ -14,23 +21,27 @@ export const RUN_CONTAINER_TASK = defineActionSpec({
   name: 'runContainerTask',
   description:
     'Run a multi-step command-line task in a fresh sandboxed container: an inner loop runs commands until it is done, then cleans up.',
-  returns: '{ success, summary, logPath, commandsRun, projectChanges?, cleanup? }',
-  args: z.object({
-    image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.'),
-    taskDescription: z
-      .string()
-      .trim()
-      .min(10, 'taskDescription must describe the task (at least 10 characters)')
-      .max(MAX_TASK_DESCRIPTION_CHARS, `taskDescription must be at most ${MAX_TASK_DESCRIPTION_CHARS} characters`)
-      .describe('A clear, step-by-step natural-language description of the whole task and how to tell it is done.'),
-    workingDir: containerPathArg.describe('absolute working directory in the container').optional(),
-    maxCommands: z.number().int().min(1).max(500).describe('lower limit on commands').optional(),
-    project: projectMountArg
-      .describe(
-        "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
-      )
-      .optional(),
-  }),
+  returns: '{ success, summary, logPath, commandsRun, image?, note?, projectChanges?, cleanup? }',
+  note: IMAGE_OR_LANGUAGE,
+  args: z
+    .object({
+      image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.').optional(),
+      language: languageArg.describe("a language's golden image instead of a named image").optional(),
+      taskDescription: z
+        .string()
+        .trim()
+        .min(10, 'taskDescription must describe the task (at least 10 characters)')
+        .max(MAX_TASK_DESCRIPTION_CHARS, `taskDescription must be at most ${MAX_TASK_DESCRIPTION_CHARS} characters`)
+        .describe('A clear, step-by-step natural-language description of the whole task and how to tell it is done.'),
+      workingDir: containerPathArg.describe('absolute working directory in the container').optional(),
+      maxCommands: z.number().int().min(1).max(500).describe('lower limit on commands').optional(),
+      project: projectMountArg
+        .describe(
+          "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
+        )
+        .optional(),
+    })
+    .refine((a) => a.image === undefined || a.language === undefined, IMAGE_OR_LANGUAGE),
   configNotes: (config) => ({
     workingDir: `default ${config.workdir}`,
     maxCommands: `default and maximum ${config.task.maxCommands}`,
@@ -40,18 +51,20 @@ export const RUN_CONTAINER_TASK = defineActionSpec({
 
 export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler: ActionHandler; description: string } {
   const handler = defineAction(runtime, RUN_CONTAINER_TASK, async ({ args, host, props, reply }) => {
-    const { image, taskDescription, workingDir, maxCommands, project } = args;
+    const { taskDescription, workingDir, maxCommands, project } = args;
     const config = runtime.config();
     await props.waitIfPaused();
     const started = await confirmAndStart(runtime, host, props.options, {
-      image,
+      image: args.image,
+      language: args.language,
       network: config.task.network,
       ...(workingDir ? { workdir: workingDir } : {}),
       ...(project ? { project } : {}),
       purpose: 'for a multi-step task',
     });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
-    const sandbox = started.sandbox;
+    const { sandbox, choice } = started;
+    const image = choice.image;
     let result: TaskResult;
     try {
       const signal = host.abortSignal();
@@ -89,6 +102,9 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
       summary: result.summary,
       logPath: result.logPath,
       commandsRun: result.commandsRun,
+      // The image when the model did not name it (a language's, or the project's language's or the default).
+      ...(args.image === undefined ? { image } : {}),
+      ...(choice.note ? { note: choice.note } : {}),
       ...(projectChanges ? { projectChanges } : {}),
       ...(notRemoved
         ? {
