@@ -28,6 +28,8 @@ const ENV_KEYS: Record<string, { path: string[]; kind: 'string' | 'number' | 'bo
   CONFIRM_START: { path: ['plugin', 'confirmStart'], kind: 'boolean' },
   TASK_MAX_COMMANDS: { path: ['task', 'maxCommands'], kind: 'number' },
   TASK_BUDGET_MS: { path: ['task', 'budgetMs'], kind: 'number' },
+  PROJECT_MOUNT: { path: ['project', 'mount'], kind: 'string' },
+  SWEEP_INTERVAL_MINUTES: { path: ['sweepIntervalMinutes'], kind: 'number' },
   CONFIG: { path: [], kind: 'string' }, // path of the JSON file; handled apart
 };
 

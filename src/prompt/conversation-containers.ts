@@ -8,6 +8,9 @@ import { swallowed } from '../debug.js';
  * to keep them. Each removal that fails is reported; the exit hook and the container's
  * expiry still remove it.
  */
+/** How long a removal after an interrupt waits for the canceled command to end (its tree kill gives up after 5 s). */
+const INTERRUPTED_COMMAND_GRACE_MS = 6000;
+
 export class ConversationContainers {
   private readonly byConversation = new Map<object, Set<Sandbox>>();
   private readonly watched = new WeakMap<object, AbortSignal>();
@@ -40,6 +43,8 @@ export class ConversationContainers {
       [...(set ?? [])].map(async (s) => {
         if (s.isStopped) return; // stopped by the model already
         try {
+          // An interrupt cancels the running command too: its tree is killed and its log closed first.
+          if (how === 'interrupted') await s.whenIdle(INTERRUPTED_COMMAND_GRACE_MS);
           await s.stop();
           removed.push(s.name);
         } catch (e) {

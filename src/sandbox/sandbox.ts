@@ -444,6 +444,15 @@ export class Sandbox implements AsyncDisposable {
   }
 
   /**
+   * Resolves when no command runs in this sandbox (a canceled one has had its tree killed
+   * and its log closed), or after `timeoutMs`.
+   */
+  async whenIdle(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.running.size > 0 && Date.now() < deadline) await delay(50);
+  }
+
+  /**
    * With a writable project mount: the project files created, changed or deleted since the
    * container started (capped lists, full counts). Undefined without one.
    */

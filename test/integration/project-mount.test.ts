@@ -358,3 +358,59 @@ describe('what may be asked', () => {
     expect(loadConfig({ cwd: root, env: {} }).project.mount).toBe('none');
   });
 });
+
+describe("the seed's flow in the golden images: a failing test, a fix made on the host, the test passing, in one container", () => {
+  const flows = [
+    {
+      language: 'python',
+      image: 'genaicode-docker/python:latest',
+      files: {
+        'calc.py': 'def add(a, b):\n    return a - b\n',
+        'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
+      },
+      fix: ['calc.py', 'def add(a, b):\n    return a + b\n'],
+      test: 'python3 -m pytest -q -p no:cacheprovider',
+      failed: /1 failed/,
+      passed: /1 passed/,
+    },
+    {
+      language: 'nodejs',
+      image: 'genaicode-docker/nodejs:latest',
+      files: {
+        'calc.js': 'exports.add = (a, b) => a - b;\n',
+        'test/calc.test.js':
+          "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc.js');\ntest('add', () => assert.strictEqual(add(2, 3), 5));\n",
+      },
+      fix: ['calc.js', 'exports.add = (a, b) => a + b;\n'],
+      test: 'node --test test/',
+      failed: /# fail 1/,
+      passed: /# pass 1/,
+    },
+  ] as const;
+
+  test.concurrent.each(flows)('$language', async (flow) => {
+    const root = project({ git: false });
+    for (const [path, text] of Object.entries(flow.files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    if (isRoot) chownTree(root);
+    await withManager(
+      async (manager) => {
+        const s = await manager.start({ image: flow.image, project: 'rw' });
+        const first = await s.exec(flow.test, { timeoutMs: 60_000 });
+        expect(first.exitCode).not.toBe(0);
+        expect(`${first.stdout}${first.stderr}`).toMatch(flow.failed);
+        // The main model edits the file on the host, as GenAIcode does.
+        writeFileSync(join(root, flow.fix[0]), flow.fix[1]);
+        const second = await s.exec(flow.test, { timeoutMs: 60_000 });
+        expect(`${second.stdout}${second.stderr}`).toMatch(flow.passed);
+        expect(second.exitCode).toBe(0);
+        await s.stop();
+        // The host's edit is the project's own change, not the container's doing, but it is in the list all the same.
+        expect((await s.projectChanges())?.changed).toContain(flow.fix[0]);
+      },
+      { config: configFor(root) },
+    );
+  });
+});

@@ -99,7 +99,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -230,6 +230,8 @@ export interface CreateProjectOptions {
   options?: Record<string, Json>;
   /** Where to make the temp dir (default: os.tmpdir()). */
   tmpRoot?: string;
+  /** Hand the project folder and its files to this user (a root test run standing in for a developer). */
+  owner?: { uid: number; gid: number };
 }
 
 export interface Project {
@@ -339,6 +341,15 @@ export function expectCall(
 // Project and runs
 
 /** Makes the temp project (.genaicoderc, files) and the run script. */
+async function chownTree(dir: string, owner: { uid: number; gid: number }): Promise<void> {
+  await chown(dir, owner.uid, owner.gid);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) await chownTree(p, owner);
+    else await chown(p, owner.uid, owner.gid);
+  }
+}
+
 export async function createProject(options: CreateProjectOptions): Promise<Project> {
   for (const plugin of options.plugins) {
     if (!path.isAbsolute(plugin)) {
@@ -366,6 +377,7 @@ export async function createProject(options: CreateProjectOptions): Promise<Proj
     await mkdir(path.dirname(target), { recursive: true });
     await writeFile(target, content);
   }
+  if (options.owner) await chownTree(projectDir, options.owner);
 
   const scriptPath = path.join(harnessDir, 'script.json');
   const run: Record<string, unknown> = {

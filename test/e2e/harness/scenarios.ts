@@ -78,7 +78,10 @@ export interface Observed {
 export type During = (child: GenaicodeProcess, pid: number) => Promise<Record<string, unknown>>;
 
 /** Runs one scenario: a temp project with the plugin, its genaicode child, the engine events. */
-export type Observe = (options: Omit<CreateProjectOptions, 'plugins'>, during?: During) => Promise<Observed>;
+export type Observe = (
+  options: Omit<CreateProjectOptions, 'plugins'> & { env?: Record<string, string | undefined> },
+  during?: During,
+) => Promise<Observed>;
 
 export interface ScenarioOptions<S> {
   /** Each child is killed (SIGKILL) after this long. */
@@ -101,10 +104,11 @@ export function setUpScenarios<S extends Record<string, Promise<Observed>>>(
   let scenarios: S | undefined;
 
   const observe: Observe = async (projectOptions, during) => {
-    const project = await createProject({ plugins: [PLUGIN_PATH], ...projectOptions });
+    const { env, ...createOptions } = projectOptions;
+    const project = await createProject({ plugins: [PLUGIN_PATH], ...createOptions });
     projects.push(project);
     const since = Date.now() - 1000;
-    const child = startGenaicode(project, { timeoutMs: options.childTimeoutMs });
+    const child = startGenaicode(project, { timeoutMs: options.childTimeoutMs, ...(env ? { env } : {}) });
     const pid = child.pid;
     if (pid === undefined) throw new Error(`genaicode did not spawn: ${describeRun(await child.result)}`);
     pids.push(pid);
