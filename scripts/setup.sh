@@ -2,17 +2,20 @@
 # One idempotent set-up for the demo, the tests, the benchmarks and CI:
 #   1. a container engine that answers (yours is used as is; else Docker Engine is
 #      installed from Debian's archive and started, see ensure-engine.sh);
-#   2. the golden images, built offline from Debian packages when missing;
-#   3. with --test: the tools the integration tests use (a loopback registry).
+#   2. the sandbox images, built offline from Debian packages when missing;
+#   3. with --test: the six language images (python, nodejs, java, go, ruby, php) the
+#      integration tests check, and the tools the tests use (a loopback registry, shellcheck).
 # Nothing is changed on a machine where all of it is already there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 
 bash "$here/ensure-engine.sh"
-bash "$root/docker/build-offline.sh" minimal python
+bash "$root/docker/build-offline.sh" sandbox-minimal sandbox-python
 
 if [ "${1:-}" = "--test" ]; then
+  # A few minutes once (docs/images.md), then cached: present images are left alone.
+  bash "$root/docker/build-offline.sh" all-languages
   if ! command -v docker-registry >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
       echo "[setup] installing docker-registry (loopback registry for the pull tests)" >&2
