@@ -1,3 +1,5 @@
+import { jest } from '@jest/globals';
+import { hostname } from 'node:os';
 import { SandboxError } from '../../src/errors.js';
 import { containerLabels, LABEL, type Owner } from '../../src/sandbox/labels.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepOptions } from '../../src/sandbox/sweep.js';
@@ -153,5 +155,36 @@ describe('sweepContainers: a reused pid is not the owner', () => {
     seed(engine, 'pid-reused', { host: 'here', pid: 200, start: `${BOOT}:1234` }, HOUR);
     const report = await sweepContainers(engine, options({ self, startOf: () => undefined }));
     expect(report.removed).toEqual([]);
+  });
+});
+
+describe('the periodic sweep (SandboxManager.sweepEvery)', () => {
+  test('sweeps at each interval, never keeps the process alive, and a failed sweep is retried at the next tick', async () => {
+    const { SandboxManager } = await import('../../src/sandbox/sandbox-manager.js');
+    const { testConfig } = await import('./helpers.js');
+    const engine = new FakeEngine();
+    const orphan = seed(engine, 'orphan', { host: hostname(), pid: 999_999_999 }, HOUR);
+    const manager = new SandboxManager({ config: testConfig(), engine, sweepOnStart: false });
+    engine.fail('listContainers', new SandboxError('ENGINE_UNAVAILABLE', 'down'), { times: 1 });
+    const timers: NodeJS.Timeout[] = [];
+    const realSetInterval = globalThis.setInterval;
+    const spy = jest.spyOn(globalThis, 'setInterval').mockImplementation(((fn: () => void, ms: number) => {
+      const t = realSetInterval(fn, ms);
+      timers.push(t);
+      return t;
+    }) as typeof setInterval);
+    try {
+      manager.sweepEvery(20);
+      expect(timers).toHaveLength(1);
+      expect(timers[0]?.hasRef()).toBe(false);
+      const deadline = Date.now() + 2000;
+      while (engine.callsOf('listContainers').length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(engine.callsOf('listContainers').length).toBeGreaterThanOrEqual(3);
+      expect(engine.callsOf('removeContainer').map(([id]) => id)).toContain(orphan.id);
+    } finally {
+      spy.mockRestore();
+      for (const t of timers) clearInterval(t);
+      await manager[Symbol.asyncDispose]();
+    }
   });
 });
