@@ -55,7 +55,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
     const present = await engine.hasImage(image);
     if (!present && image === config.images.default && !config.images.pull) problems++;
     out(
-      `image        ${present ? 'present' : 'missing'}: ${t(image)}${present ? '' : imageMatches(image, config.images.localOnly) ? ` (never pulled; build: bash ${BUILD_OFFLINE_SCRIPT}, or docker build -t ${t(image)} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : config.images.pull ? ' (pulled on first use)' : ' (pulls are off: load it)'}`,
+      `image        ${present ? 'present' : 'missing'}: ${t(image)}${present ? '' : imageMatches(image, config.images.localOnly) ? ` (never pulled; build: bash ${BUILD_OFFLINE_SCRIPT} ${t(image)}, or docker build -t ${t(image)} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : config.images.pull ? ' (pulled on first use)' : ' (pulls are off: load it)'}`,
     );
   }
   out(

@@ -36,7 +36,7 @@ export type ImageSource =
 export function imageSource(config: Pick<Config, 'images'>, image: string): ImageSource {
   const language = languageOfImage(config, image);
   if (imageMatches(image, config.images.localOnly)) {
-    if (!language) return { kind: 'build', text: `build it with \`bash ${BUILD_OFFLINE_SCRIPT}\` or from its Dockerfile` };
+    if (!language) return { kind: 'build', text: `build it with \`bash ${BUILD_OFFLINE_SCRIPT} ${image}\` or from its Dockerfile` };
     if (OFFLINE_BUILDABLE.includes(language))
       return {
         kind: 'build',
