@@ -1,4 +1,4 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, opendir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { swallowed } from '../debug.js';
 
@@ -60,9 +60,14 @@ export async function takeSnapshot(
   const pending: string[] = [''];
   while (pending.length > 0) {
     const rel = pending.pop() ?? '';
-    let names: string[];
+    // Read entry by entry: a folder of millions of names costs no more than the limit.
+    const names: string[] = [];
     try {
-      names = await readdir(join(root, rel));
+      const dir = await opendir(join(root, rel));
+      for await (const entry of dir) {
+        names.push(entry.name);
+        if (entries.size + names.length > maxEntries) break;
+      }
     } catch (e) {
       swallowed(`listing ${rel || '.'} of the project`, e);
       continue;
@@ -104,6 +109,14 @@ function differs(a: Entry, b: Entry): boolean {
 
 const GIT_FOLDER = /(^|\/)\.git(\/|$)/;
 
+/**
+ * Files the host runs without anyone choosing to run the project's code: npm scripts (and
+ * GenAIcode's lintCommand, often `npm run lint`), lint and build configs, git hooks and
+ * attributes, direnv, editor tasks, pre-commit, pytest's conftest.
+ */
+const HOST_RUN =
+  /^(package\.json|Makefile|makefile|GNUmakefile|\.envrc|\.gitattributes|\.gitmodules|\.pre-commit-config\.ya?ml|conftest\.py|pyproject\.toml|setup\.py|setup\.cfg|tox\.ini|\.npmrc|\.yarnrc(\.yml)?|[^/]*\.config\.[cm]?[jt]s|\.eslintrc[^/]*|\.prettierrc[^/]*)$|^(\.husky|\.githooks|\.vscode|\.idea)\//;
+
 export function diffSnapshots(before: ProjectSnapshot, after: ProjectSnapshot, cap = MAX_LISTED_CHANGES): ProjectChanges {
   const created: string[] = [];
   const changed: string[] = [];
@@ -117,22 +130,28 @@ export function diffSnapshots(before: ProjectSnapshot, after: ProjectSnapshot, c
   for (const list of [created, changed, deleted]) list.sort();
   const git = [...created, ...changed].filter((p) => GIT_FOLDER.test(p));
   const gitRoots = [...new Set(git.map((p) => p.slice(0, p.search(/\.git(\/|$)/) + 4)))];
+  const hostRun = [...created, ...changed].filter((p) => HOST_RUN.test(p.replace(/\/$/, '')));
   const incomplete = before.incomplete ?? after.incomplete;
+  const warnings = [
+    ...gitRoots
+      .slice(0, 5)
+      .map(
+        (r) =>
+          `${r}: a git folder the container made or changed; git runs programs named in its config and hooks, so look at it before running git there`,
+      ),
+    ...hostRun
+      .slice(0, 5)
+      .map(
+        (p) =>
+          `${p}: a file the host runs (npm scripts, lint, hooks, build or editor config) changed by the container; review it before running anything in the project`,
+      ),
+  ];
   return {
     created: created.slice(0, cap),
     changed: changed.slice(0, cap),
     deleted: deleted.slice(0, cap),
     counts: { created: created.length, changed: changed.length, deleted: deleted.length },
-    ...(gitRoots.length
-      ? {
-          warnings: gitRoots
-            .slice(0, 5)
-            .map(
-              (r) =>
-                `${r}: a git folder the container made or changed; git runs programs named in its config and hooks, so look at it before running git there`,
-            ),
-        }
-      : {}),
+    ...(warnings.length ? { warnings } : {}),
     ...(incomplete ? { incomplete } : {}),
   };
 }

@@ -26,10 +26,19 @@ export interface RemovedLink {
   target: string;
 }
 
+/** The watch's changes are checked together at most this often (a flood of events must not flood the host). */
+const WATCH_BATCH_MS = 100;
+/** Paths waiting for a batch at most; beyond, the sweep after the command finds the rest. */
+const MAX_PENDING = 2000;
+
 export class OutsideLinkGuard {
   readonly removed: RemovedLink[] = [];
+  /** Links found that could not be removed: named in every change list. */
+  readonly stuck = new Map<string, string>();
   private watcher: FSWatcher | undefined;
   private reported = 0;
+  private readonly pending = new Set<string>();
+  private batch: NodeJS.Timeout | undefined;
 
   /**
    * @param remove removes the links at these project-relative paths that are still links,
@@ -46,7 +55,10 @@ export class OutsideLinkGuard {
   watch(): void {
     try {
       this.watcher = watch(this.root, { recursive: true, persistent: false }, (_event, name) => {
-        if (name) void this.check(String(name)).catch((e: unknown) => swallowed(`checking the link ${String(name)}`, e));
+        if (!name || this.pending.size >= MAX_PENDING) return;
+        this.pending.add(String(name));
+        this.batch ??= setTimeout(() => void this.checkPending(), WATCH_BATCH_MS);
+        this.batch.unref();
       });
       this.watcher.on('error', (e) => swallowed('watching the project for links', e));
     } catch (e) {
@@ -54,9 +66,23 @@ export class OutsideLinkGuard {
     }
   }
 
+  private async checkPending(): Promise<void> {
+    const paths = [...this.pending];
+    this.pending.clear();
+    try {
+      for (const p of paths) await this.check(p).catch((e: unknown) => swallowed(`checking the link ${p}`, e));
+    } finally {
+      this.batch = undefined;
+      if (this.pending.size > 0 && this.watcher) this.batch = setTimeout(() => void this.checkPending(), WATCH_BATCH_MS).unref();
+    }
+  }
+
   close(): void {
     this.watcher?.close();
     this.watcher = undefined;
+    if (this.batch) clearTimeout(this.batch);
+    this.batch = undefined;
+    this.pending.clear();
   }
 
   /** Checks every link of the project; returns the links removed since the last call. */
@@ -103,9 +129,13 @@ export class OutsideLinkGuard {
     if (!lead.isDirectory() && SYSTEM_PROGRAMS.some((p) => isWithin(resolved, p))) return;
     try {
       await this.remove([rel]);
-      if ((await lstat(path).catch(() => undefined))?.isSymbolicLink() !== true) this.removed.push({ path: rel, target });
     } catch (e) {
       swallowed(`removing the link ${rel}`, e);
+    }
+    if ((await lstat(path).catch(() => undefined))?.isSymbolicLink() === true) this.stuck.set(rel, target);
+    else {
+      this.stuck.delete(rel);
+      this.removed.push({ path: rel, target });
     }
   }
 }

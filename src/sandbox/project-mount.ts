@@ -1,5 +1,5 @@
 import { lstatSync, mkdirSync, readdirSync, rmdirSync } from 'node:fs';
-import { join, posix, relative } from 'node:path';
+import { join, posix, relative, sep } from 'node:path';
 import type { BindMount } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
 import { isWithin, PACKAGE_ROOT, realPathOf } from '../paths.js';
@@ -76,7 +76,11 @@ export function projectBinds(
   if (isWithin(hostRoot, pluginRoot))
     throw protectionViolation(`writable mount of ${hostRoot}, which is inside the plugin's own folder ${pluginRoot}`);
   const names: string[] = [...PROTECTED_PROJECT_NAMES];
-  if (isWithin(pluginRoot, hostRoot)) names.push(relative(hostRoot, pluginRoot));
+  // The plugin's folder by its top folder in the project (node_modules, typically with
+  // GenAIcode itself): a bind deeper down would not hold, since a folder that holds a mount
+  // point can be renamed away and a new one made in its place.
+  const top = isWithin(pluginRoot, hostRoot) ? relative(hostRoot, pluginRoot).split(sep)[0] : undefined;
+  if (top && !names.includes(top)) names.push(top);
   let empty: string | undefined;
   for (const name of names) {
     const hostPath = join(hostRoot, name);

@@ -84,6 +84,8 @@ export class Sandbox implements AsyncDisposable {
   /** Why the container is gone though we did not stop it (killed or removed from outside, an engine restart). */
   private lostBecause: string | undefined;
   private stopping: Promise<void> | undefined;
+  /** The engine has removed the container: nothing in it can change the project any more. */
+  private removed = false;
   /**
    * Commands whose process runs now (from its exec's start to its end), each with whether
    * another one ran beside it: the limit counters are the container's, so a limit hit then
@@ -111,11 +113,11 @@ export class Sandbox implements AsyncDisposable {
     }
   }
 
-  /** Inside the container while it runs; on the host once it is gone (nothing can swap a folder then). */
+  /** Inside the container while it runs; on the host once it is removed (nothing can swap a folder then). */
   private async removeProjectLinks(rels: readonly string[]): Promise<void> {
     const project = this.info.project;
     if (!project) return;
-    if (!this.stopped) {
+    if (!this.removed) {
       await this.helpers.removeLinks(rels.map((r) => posix.join(project.containerRoot, r)));
       return;
     }
@@ -463,11 +465,18 @@ export class Sandbox implements AsyncDisposable {
     await this.linkGuard?.sweep();
     const changes = diffSnapshots(before, await takeSnapshot(project.hostRoot, new Set(project.protected)));
     const removed = this.linkGuard?.removed ?? [];
-    if (removed.length === 0) return changes;
-    const lines = removed.map(
-      (l) =>
-        `${l.path} -> ${l.target}: a link the container made to a host path outside the project; removed (GenAIcode would have read through it)`,
-    );
+    const stuck = [...(this.linkGuard?.stuck ?? [])];
+    const lines = [
+      ...stuck.map(
+        ([path, target]) =>
+          `${path} -> ${target}: a link the container made to a host path outside the project, which could NOT be removed: remove it before GenAIcode or an editor reads the project`,
+      ),
+      ...removed.map(
+        (l) =>
+          `${l.path} -> ${l.target}: a link the container made to a host path outside the project; removed (GenAIcode would have read through it)`,
+      ),
+    ];
+    if (lines.length === 0) return changes;
     return { ...changes, warnings: [...lines.slice(0, 10), ...(changes.warnings ?? [])] };
   }
 
@@ -485,8 +494,9 @@ export class Sandbox implements AsyncDisposable {
         } catch (e) {
           swallowed(`stopping ${this.info.name} (removing it by force instead)`, e);
         }
-        if (existed) await this.deps.engine.removeContainer(this.id, true);
         this.linkGuard?.close();
+        if (existed) await this.deps.engine.removeContainer(this.id, true);
+        this.removed = true;
         this.deps.onStopped(this);
       } catch (e) {
         this.stopping = undefined; // let a later stop() try again (the exit hook still tracks it)

@@ -207,6 +207,29 @@ describe('a writable project mount', () => {
     );
   });
 
+  test.concurrent(
+    'files the host runs (npm scripts, lint configs, hooks, editor tasks) changed by the container are named in the warnings',
+    async () => {
+      const root = project();
+      writeFileSync(join(root, 'package.json'), '{"scripts":{"lint":"eslint ."}}');
+      if (isRoot) chownTree(root);
+      await withManager(
+        async (manager) => {
+          const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
+          const r = await run(
+            s,
+            'echo \'{"scripts":{"lint":"id > /tmp/pwned"}}\' > package.json; echo "module.exports = {}" > eslint.config.js; mkdir -p .husky .vscode; echo x > .husky/pre-commit; echo "{}" > .vscode/tasks.json; echo "import os" > conftest.py',
+          );
+          expect(r.exitCode).toBe(0);
+          const warnings = (await s.projectChanges())?.warnings?.join('\n') ?? '';
+          for (const p of ['package.json', 'eslint.config.js', '.husky/pre-commit', '.vscode/tasks.json', 'conftest.py'])
+            expect(warnings).toContain(`${p}: a file the host runs`);
+        },
+        { config: configFor(root) },
+      );
+    },
+  );
+
   test.concurrent('content rewritten with its old size and modification time is still listed as changed', async () => {
     const root = project();
     await withManager(
@@ -306,6 +329,41 @@ describe('links a container plants in a writable project (GenAIcode and editors 
       { config: configFor(root) },
     );
   });
+
+  test.concurrent('a link in a folder the command made read-only is removed all the same', async () => {
+    const root = project();
+    await inProject(root, 'rw', async (s) => {
+      const r = await s.exec('mkdir d && ln -s /etc/shadow d/leak && ln -s /root d/home && chmod 555 d');
+      expect(r.exitCode).toBe(0);
+      expect(r.removedLinks?.sort()).toEqual(['d/home -> /root', 'd/leak -> /etc/shadow']);
+    });
+    expect(readdirSync(join(root, 'd'))).toEqual([]);
+  });
+
+  test.concurrent(
+    'a flood of links and renames does not hold up the command, the answer or the stop',
+    async () => {
+      const root = project();
+      await withManager(
+        async (manager) => {
+          const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
+          const flood =
+            'import os, time\nend = time.time() + 3\nn = 0\nwhile time.time() < end:\n    p = f"f{n % 50}"\n    try:\n        os.symlink("/etc", p)\n        os.rename(p, p + "x")\n        os.unlink(p + "x")\n    except OSError:\n        pass\n    n += 1\nprint(n)\n';
+          const started = Date.now();
+          const r = await s.exec(['python3', '-c', flood], { timeoutMs: 30_000 });
+          expect(r.exitCode).toBe(0);
+          expect(Number(r.stdout.trim())).toBeGreaterThan(100);
+          expect(Date.now() - started).toBeLessThan(15_000);
+          const stopAt = Date.now();
+          await s.stop();
+          expect(Date.now() - stopAt).toBeLessThan(10_000);
+          expect(readdirSync(root).filter((n) => /^f\d+x?$/.test(n))).toEqual([]);
+        },
+        { config: configFor(root) },
+      );
+    },
+    60_000,
+  );
 
   test.concurrent("the user's own links that lead out are left alone", async () => {
     const root = project();

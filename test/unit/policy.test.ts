@@ -246,3 +246,21 @@ describe('checkConfigInvariants', () => {
     expect(() => checkConfigInvariants({ privileged: false, network: 'bridge', capAdd: ['NET_RAW'] }, 'x')).not.toThrow();
   });
 });
+
+describe('projectBinds (the project mount)', () => {
+  test('the plugin installed in the project: its top folder (node_modules) is bound read-only, not its own folder, which could be renamed away', async () => {
+    const { projectBinds } = await import('../../src/sandbox/project-mount.js');
+    const { mkdtempSync, mkdirSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const root = mkdtempSync(join(tmpdir(), 'gcd-binds-'));
+    mkdirSync(join(root, '.git'));
+    const plugin = join(root, 'node_modules', 'genaicode-docker');
+    mkdirSync(plugin, { recursive: true });
+    const b = projectBinds(root, '/workspace', 'rw', mkdtempSync(join(tmpdir(), 'gcd-state-')), plugin);
+    expect(b.protected).toContain('node_modules');
+    expect(b.protected).not.toContain('node_modules/genaicode-docker');
+    expect(b.binds).toContainEqual({ hostPath: join(root, 'node_modules'), containerPath: '/workspace/node_modules', readOnly: true });
+    expect(() => projectBinds(plugin, '/workspace', 'rw', root, plugin)).toThrow(/inside the plugin's own folder/);
+  });
+});
