@@ -3,10 +3,6 @@
  * machine): pull progress, a sandbox from the pulled image, missing tags and repositories,
  * and pulling turned off.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { LABEL, type PullProgress } from '../../src/index.js';
 import {
   docker,
@@ -14,107 +10,34 @@ import {
   expectNoContainersLeft,
   fileSession,
   listManaged,
-  MINIMAL_IMAGE,
   RecordingEngine,
   requireEngine,
-  sleep,
   withManager,
 } from '../support/engine.js';
-import { tempDir, removeTempDirs } from '../support/temp-dirs.js';
+import { startLoopbackRegistry, type LoopbackRegistry } from '../support/loopback-registry.js';
+import { removeTempDirs } from '../support/temp-dirs.js';
 
 fileSession('image-pull');
 
-let registry: ChildProcess | undefined;
-let registryLog = '';
+let registry: LoopbackRegistry | undefined;
 let port = 0;
-const localTags: string[] = [];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const p = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(p));
-    });
-  });
-}
-
-async function startRegistry(): Promise<void> {
-  const dir = tempDir('gcd-registry-');
-  port = await freePort();
-  const config = join(dir, 'config.yml');
-  writeFileSync(
-    config,
-    [
-      'version: 0.1',
-      'log:',
-      '  level: warn',
-      'storage:',
-      '  filesystem:',
-      `    rootdirectory: ${join(dir, 'data')}`,
-      '  delete:',
-      '    enabled: true',
-      'http:',
-      `  addr: 127.0.0.1:${port}`,
-      '',
-    ].join('\n'),
-  );
-  registry = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  registry.stdout?.on('data', (d: Buffer) => (registryLog += d.toString()));
-  registry.stderr?.on('data', (d: Buffer) => (registryLog += d.toString()));
-  const spawnError = new Promise<never>((_, reject) =>
-    registry?.once('error', (e) =>
-      reject(new Error(`docker-registry could not start (install the Debian package docker-registry): ${e.message}`)),
-    ),
-  );
-  const ready = (async () => {
-    for (let i = 0; i < 100; i++) {
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/v2/`, { headers: { connection: 'close' } });
-        if (res.status === 200) return;
-      } catch {
-        // not listening yet
-      }
-      if (registry?.exitCode !== null) throw new Error(`docker-registry exited: ${registryLog}`);
-      await sleep(100);
-    }
-    throw new Error(`docker-registry did not answer on 127.0.0.1:${port}: ${registryLog}`);
-  })();
-  await Promise.race([ready, spawnError]);
-}
-
-// Pushes one at a time: the registry's filesystem storage can answer 500 when two pushes
-// upload the same layer at once.
-let pushQueue: Promise<unknown> = Promise.resolve();
-
-/** Pushes the minimal image under `repo:tag` to the loopback registry, then drops the local tag. */
+/** Pushes the minimal image under `repo:tag` to the loopback registry; the local tag is gone after. */
 async function pushMinimal(repoTag: string): Promise<string> {
-  const ref = `127.0.0.1:${port}/${repoTag}`;
-  await dockerOk(['tag', MINIMAL_IMAGE, ref]);
-  const push = pushQueue.then(() => dockerOk(['push', ref], { timeoutMs: 60_000 }));
-  pushQueue = push.catch(() => undefined);
-  await push;
-  await dockerOk(['rmi', ref]);
+  if (!registry) throw new Error('the loopback registry is not running');
+  const ref = await registry.pushMinimal(repoTag);
   expect((await docker(['image', 'inspect', ref])).code).not.toBe(0);
-  localTags.push(ref);
   return ref;
 }
 
 beforeAll(async () => {
   await requireEngine();
-  await startRegistry();
+  registry = await startLoopbackRegistry();
+  port = registry.port;
 }, 60_000);
 
 afterAll(async () => {
-  if (localTags.length) await docker(['rmi', ...localTags]);
-  if (registry && registry.exitCode === null) {
-    const exited = new Promise((r) => registry?.once('exit', r));
-    registry.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000).unref())]);
-    if (registry.exitCode === null && registry.signalCode === null) registry.kill('SIGKILL');
-  }
+  await registry?.stop();
   removeTempDirs();
   await expectNoContainersLeft();
 }, 60_000);

@@ -48,6 +48,8 @@ export async function startLoopbackRegistry(): Promise<LoopbackRegistry> {
       'storage:',
       '  filesystem:',
       `    rootdirectory: ${join(dir, 'data')}`,
+      '  delete:',
+      '    enabled: true',
       'http:',
       `  addr: 127.0.0.1:${port}`,
       '',
@@ -77,12 +79,20 @@ export async function startLoopbackRegistry(): Promise<LoopbackRegistry> {
   })();
   await Promise.race([ready, spawnError]);
   const tags: string[] = [];
+  // Pushes one at a time: the registry's filesystem storage can answer 500 when two pushes
+  // upload the same layer at once.
+  let pushQueue: Promise<unknown> = Promise.resolve();
+  const push = (ref: string) => {
+    const p = pushQueue.then(() => dockerOk(['push', ref], { timeoutMs: 60_000 }));
+    pushQueue = p.catch(() => undefined);
+    return p;
+  };
   return {
     port,
     async pushMinimal(repoTag) {
       const ref = `127.0.0.1:${port}/${repoTag}`;
       await dockerOk(['tag', MINIMAL_IMAGE, ref]);
-      await dockerOk(['push', ref], { timeoutMs: 60_000 });
+      await push(ref);
       await dockerOk(['rmi', ref]);
       tags.push(ref);
       return ref;
@@ -96,7 +106,7 @@ export async function startLoopbackRegistry(): Promise<LoopbackRegistry> {
         timeout: 60_000,
       });
       if (r.status !== 0) throw new Error(`docker import failed: ${r.stderr}`);
-      await dockerOk(['push', ref], { timeoutMs: 60_000 });
+      await push(ref);
       await dockerOk(['rmi', ref]);
       tags.push(ref);
       return ref;
