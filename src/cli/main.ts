@@ -12,7 +12,7 @@ import { CODE_LANGUAGES, type CodeLanguage } from '../code/code-executor.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { run } from './run.js';
-import { task } from './task.js';
+import { task, type TaskCliOptions } from './task.js';
 import { images } from './images.js';
 import { LANGUAGES, type Language } from '../config/languages.js';
 import { displayLines, displayText } from '../display-text.js';
@@ -127,22 +127,9 @@ program
   .option('--summary-model <name>', 'Gemini model that writes the summary (default gemini-2.5-pro)')
   .option('--json', 'print { success, summary, logPath, commandsRun } as one line of JSON', false)
   .argument('<description...>', 'the task, in plain words')
-  .action(
-    async (
-      words: string[],
-      o: {
-        image?: string;
-        language?: Language;
-        maxCommands?: number;
-        network?: NetworkMode;
-        stepModel?: string;
-        summaryModel?: string;
-        json: boolean;
-      },
-    ) => {
-      process.exitCode = await task(config(), words.join(' '), o, process.env, out, err);
-    },
-  );
+  .action(async (words: string[], o: TaskCliOptions) => {
+    process.exitCode = await task(config(), words.join(' '), o, process.env, out, err);
+  });
 
 program
   .command('images')

@@ -10,7 +10,7 @@ import { displayText } from '../display-text.js';
 import { detectProjectLanguage, type Language } from '../config/languages.js';
 import { chooseImage } from '../sandbox/golden-images.js';
 
-interface TaskCliOptions {
+export interface TaskCliOptions {
   image?: string;
   language?: Language;
   maxCommands?: number;

@@ -1,4 +1,5 @@
 import { z } from 'zod/v4';
+import type { Config } from '../../../../config/config-schema.js';
 import { imageReferenceProblem } from '../../../../policy/image-ref.js';
 import { containerNameProblem, PROJECT_MOUNTS } from '../../../../policy/policy.js';
 import { LANGUAGES } from '../../../../config/languages.js';
@@ -61,4 +62,13 @@ export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 export const MAX_TASK_DESCRIPTION_CHARS = 20_000;
 
 /** How the project is mounted at the working folder: not at all, read-only, or writable. */
-export const projectMountArg = z.enum(PROJECT_MOUNTS);
+export const projectMountArg = z
+  .enum(PROJECT_MOUNTS)
+  .describe(
+    "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
+  );
+
+/** The configuration's part of the `project` argument's description. */
+export function projectMountNote(config: Pick<Config, 'project'>): string {
+  return `default none; at most ${config.project.mount} (project.mount)`;
+}

@@ -16,6 +16,7 @@ import {
   languageArg,
   MAX_COMMAND_BYTES,
   projectMountArg,
+  projectMountNote,
 } from './argument-schemas.js';
 import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
@@ -35,18 +36,14 @@ export const START_CONTAINER = defineActionSpec({
       image: imageArg.describe('Docker image, e.g. genaicode-docker/sandbox-python:latest. Must be on the allowlist.').optional(),
       language: languageArg.describe("a language's golden image instead of a named image").optional(),
       name: containerNameArg.describe('container name (letters, digits, _ . -)').optional(),
-      project: projectMountArg
-        .describe(
-          "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
-        )
-        .optional(),
+      project: projectMountArg.optional(),
       keepAfterConversation: z
         .boolean()
         .describe('keep the container after this conversation ends (until stopContainer or its expiry)')
         .optional(),
     })
     .refine((a) => a.image === undefined || a.language === undefined, IMAGE_OR_LANGUAGE),
-  configNotes: (config) => ({ project: `default none; at most ${config.project.mount} (project.mount)` }),
+  configNotes: (config) => ({ project: projectMountNote(config) }),
 });
 
 export const RUN_COMMAND = defineActionSpec({

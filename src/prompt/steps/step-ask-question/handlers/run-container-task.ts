@@ -11,6 +11,7 @@ import {
   languageArg,
   MAX_TASK_DESCRIPTION_CHARS,
   projectMountArg,
+  projectMountNote,
 } from './argument-schemas.js';
 import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
@@ -35,17 +36,13 @@ export const RUN_CONTAINER_TASK = defineActionSpec({
         .describe('A clear, step-by-step natural-language description of the whole task and how to tell it is done.'),
       workingDir: containerPathArg.describe('absolute working directory in the container').optional(),
       maxCommands: z.number().int().min(1).max(500).describe('lower limit on commands').optional(),
-      project: projectMountArg
-        .describe(
-          "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
-        )
-        .optional(),
+      project: projectMountArg.optional(),
     })
     .refine((a) => a.image === undefined || a.language === undefined, IMAGE_OR_LANGUAGE),
   configNotes: (config) => ({
     workingDir: `default ${config.workdir}`,
     maxCommands: `default and maximum ${config.task.maxCommands}`,
-    project: `default none; at most ${config.project.mount} (project.mount)`,
+    project: projectMountNote(config),
   }),
 });
 
