@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { lstat, readlink, stat } from 'node:fs/promises';
+import { lstat, readlink, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { isWithin, realPathOf } from '../paths.js';
 import { swallowed } from '../debug.js';
@@ -41,15 +41,24 @@ export class OutsideLinkGuard {
   private batch: NodeJS.Timeout | undefined;
 
   /**
-   * @param remove removes the links at these project-relative paths that are still links,
-   *        inside the container (the host must never follow a folder the container swapped)
+   * @param removal `inContainer` removes the links at these project-relative paths that are
+   *        still links, inside the container (the host must never follow a folder the
+   *        container swapped); once `containerGone`, nothing can swap one, and they are
+   *        removed on the host
    */
   constructor(
     private readonly root: string,
     private readonly before: Promise<ProjectSnapshot>,
     private readonly skip: ReadonlySet<string>,
-    private readonly remove: (paths: string[]) => Promise<void>,
+    private readonly removal: { inContainer: (paths: string[]) => Promise<void>; containerGone: () => boolean },
   ) {}
+
+  private async remove(rel: string): Promise<void> {
+    if (!this.removal.containerGone()) return this.removal.inContainer([rel]);
+    const parent = dirname(join(this.root, rel));
+    if (realPathOf(parent) !== parent) return; // a folder on the way is a link now
+    await unlink(join(this.root, rel));
+  }
 
   /** Watches the project while the container runs; a watch that cannot be set up leaves the sweeps. */
   watch(): void {
@@ -128,7 +137,7 @@ export class OutsideLinkGuard {
     }
     if (!lead.isDirectory() && SYSTEM_PROGRAMS.some((p) => isWithin(resolved, p))) return;
     try {
-      await this.remove([rel]);
+      await this.remove(rel);
     } catch (e) {
       swallowed(`removing the link ${rel}`, e);
     }

@@ -19,9 +19,7 @@ import type { ExecOptions, ExecResult } from './exec-types.js';
 import { type Counters, wrapCommand } from './wrapper-protocol.js';
 import { swallowed } from '../debug.js';
 import { OutsideLinkGuard } from './project-links.js';
-import { unlink } from 'node:fs/promises';
-import { dirname, join, posix } from 'node:path';
-import { realPathOf } from '../paths.js';
+import { posix } from 'node:path';
 import { diffSnapshots, takeSnapshot, type ProjectChanges, type ProjectSnapshot } from './project-changes.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
@@ -106,25 +104,11 @@ export class Sandbox implements AsyncDisposable {
     this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files);
     const project = info.project;
     if (project?.mount === 'rw' && deps.projectBefore) {
-      this.linkGuard = new OutsideLinkGuard(project.hostRoot, deps.projectBefore, new Set(project.protected), (rels) =>
-        this.removeProjectLinks(rels),
-      );
+      this.linkGuard = new OutsideLinkGuard(project.hostRoot, deps.projectBefore, new Set(project.protected), {
+        inContainer: (rels) => this.helpers.removeLinks(rels.map((r) => posix.join(project.containerRoot, r))),
+        containerGone: () => this.removed,
+      });
       this.linkGuard.watch();
-    }
-  }
-
-  /** Inside the container while it runs; on the host once it is removed (nothing can swap a folder then). */
-  private async removeProjectLinks(rels: readonly string[]): Promise<void> {
-    const project = this.info.project;
-    if (!project) return;
-    if (!this.removed) {
-      await this.helpers.removeLinks(rels.map((r) => posix.join(project.containerRoot, r)));
-      return;
-    }
-    for (const rel of rels) {
-      const parent = dirname(join(project.hostRoot, rel));
-      if (realPathOf(parent) !== parent) continue; // a folder on the way is a link now
-      await unlink(join(project.hostRoot, rel)).catch((e: unknown) => swallowed(`removing the link ${rel}`, e));
     }
   }
 
