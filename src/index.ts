@@ -22,6 +22,7 @@ export type {
   ExecSession,
   ExecSpec,
   ImageInfo,
+  PathStat,
   PullOptions,
   PullProgress,
   StreamId,

@@ -74,6 +74,12 @@ export interface ContainerSpec {
   network: NetworkMode;
   readOnlyRoot: boolean;
   tmpfs: TmpfsMount[];
+  /**
+   * Memory-backed folders the engine's archive API reaches: tmpfs volumes, created with the
+   * container and removed with it (a plain tmpfs mount is invisible to that API, which
+   * would write beneath it). Labelled as the container is.
+   */
+  tmpfsVolumes?: TmpfsMount[];
   binds: BindMount[];
   capAdd: string[];
   /** Quota of the writable layer, where the storage driver has them (StorageOpt size). */
@@ -103,6 +109,14 @@ export interface ContainerState {
   workdir?: string;
 }
 
+/** A path in a container as the engine's archive API sees it (its parents resolved, the path itself not). */
+export interface PathStat {
+  type: 'file' | 'dir' | 'link' | 'other';
+  size: number;
+  /** Where a link leads, resolved by the engine inside the container. */
+  linkTarget?: string;
+}
+
 export type StreamId = 'stdout' | 'stderr';
 
 export interface ExecSpec {
@@ -110,8 +124,12 @@ export interface ExecSpec {
   env?: string[];
   workdir?: string;
   user?: string;
-  /** Bytes for the command's stdin, then end of input. Without it the command has no stdin. */
-  stdin?: Buffer;
+  /**
+   * Bytes for the command's stdin, then end of input. Without it the command has no stdin.
+   * A promise is written when it settles (one that fails ends the input empty): the command
+   * can start, and wait, before its input is known.
+   */
+  stdin?: Buffer | Promise<Buffer>;
 }
 
 /**
@@ -156,6 +174,18 @@ export interface ContainerEngine {
   inspectContainer(idOrName: string): Promise<ContainerState | undefined>;
   listContainers(labels: Record<string, string>): Promise<ContainerSummary[]>;
   exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession>;
+  /**
+   * What the archive API sees at `path` (absolute, in the container).
+   * @returns undefined when there is nothing there.
+   */
+  statPath(id: string, path: string): Promise<PathStat | undefined>;
+  /**
+   * Extracts a tar archive into the folder `path` through the engine's archive API. The
+   * engine writes as root, following links inside the container, with the owners and modes
+   * the archive names. An entry may not replace a folder with a non-folder, or the reverse.
+   * @throws SandboxError FILE_OPERATION_FAILED with the engine's reason
+   */
+  extractArchive(id: string, path: string, archive: Buffer): Promise<void>;
   /**
    * Removes containers synchronously (force). For process-exit hooks only, where no
    * asynchronous work can run. Best effort; returns the ids it could not remove.

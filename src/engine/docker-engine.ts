@@ -12,6 +12,7 @@ import type {
   ExecSession,
   ExecSpec,
   ImageInfo,
+  PathStat,
   PullOptions,
   PullProgress,
   StreamId,
@@ -68,6 +69,31 @@ function storageOf(info: Record<string, unknown>): { storage?: { driver: string;
   const status = Array.isArray(info.DriverStatus) ? (info.DriverStatus as unknown[]) : [];
   const backing = status.find((row): row is [string, string] => Array.isArray(row) && row[0] === 'Backing Filesystem')?.[1];
   return { storage: { driver: info.Driver, ...(typeof backing === 'string' ? { backingFilesystem: backing } : {}) } };
+}
+
+// Go's os.FileMode type bits, as the archive API's stat header carries them.
+const MODE_DIR = 2 ** 31;
+const MODE_SYMLINK = 2 ** 27;
+const MODE_TYPE = MODE_DIR | MODE_SYMLINK | (2 ** 26) | (2 ** 25) | (2 ** 24) | (2 ** 21) | (2 ** 19);
+
+/** The archive API's `X-Docker-Container-Path-Stat` header (base64 JSON); undefined when unreadable. */
+export function parsePathStat(header: string | undefined): PathStat | undefined {
+  if (!header) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { mode, size, linkTarget } = v as { mode?: unknown; size?: unknown; linkTarget?: unknown };
+  if (typeof mode !== 'number' || !Number.isInteger(mode) || mode < 0 || mode >= 2 ** 32) return undefined;
+  const type = (mode & MODE_TYPE) >>> 0;
+  return {
+    type: type === 0 ? 'file' : type === MODE_DIR ? 'dir' : type === MODE_SYMLINK ? 'link' : 'other',
+    size: typeof size === 'number' && Number.isSafeInteger(size) && size >= 0 ? size : 0,
+    ...(typeof linkTarget === 'string' && linkTarget !== '' ? { linkTarget } : {}),
+  };
 }
 
 /** The dockerode adapter, one method per port method (hence its length): the only place that knows the Docker API's shapes and status codes. */
@@ -226,7 +252,21 @@ export class DockerEngine implements ContainerEngine {
           ReadonlyRootfs: spec.readOnlyRoot,
           ...(spec.diskBytes ? { StorageOpt: { size: String(spec.diskBytes) } } : {}),
           Tmpfs: tmpfs,
-          Mounts: spec.binds.map((b) => ({ Type: 'bind' as const, Source: b.hostPath, Target: b.containerPath, ReadOnly: b.readOnly })),
+          Mounts: [
+            ...spec.binds.map((b) => ({ Type: 'bind' as const, Source: b.hostPath, Target: b.containerPath, ReadOnly: b.readOnly })),
+            // Anonymous volumes of the local driver mounted as tmpfs: removed with the container
+            // (auto-remove and `v: true`), labelled for the sweep should the engine lose one.
+            ...(spec.tmpfsVolumes ?? []).map((t) => ({
+              Type: 'volume' as const,
+              Source: '', // anonymous
+              Target: t.path,
+              VolumeOptions: {
+                NoCopy: true, // empty, as a tmpfs mount is: the image's files there stay hidden
+                Labels: spec.labels,
+                DriverConfig: { Name: 'local', Options: { type: 'tmpfs', device: 'tmpfs', o: `nosuid,nodev,size=${t.sizeBytes}` } },
+              },
+            })),
+          ],
           AutoRemove: spec.autoRemove,
         },
       });
@@ -433,6 +473,47 @@ export class DockerEngine implements ContainerEngine {
       if (attempt >= 50) return { exitCode: null };
       await new Promise((r) => setTimeout(r, Math.min(2 + attempt * 2, 20)));
     }
+  }
+
+  async statPath(id: string, path: string): Promise<PathStat | undefined> {
+    let header: string | string[] | undefined;
+    try {
+      const res = (await this.docker.getContainer(id).infoArchive({ path })) as { headers?: Record<string, string | string[] | undefined> };
+      header = res.headers?.['x-docker-container-path-stat'];
+    } catch (e) {
+      // A HEAD answer has no body: 404 is the path or the container, which only asking tells.
+      if (asHttpError(e).statusCode === 404 && (await this.inspectContainer(id))) return undefined;
+      throw this.goneOr(e, `Look up ${path} in container ${id.slice(0, 12)}`);
+    }
+    const stat = parsePathStat(typeof header === 'string' ? header : undefined);
+    if (!stat)
+      throw new SandboxError('ENGINE_ERROR', `Look up ${path} in container ${id.slice(0, 12)}: the engine's answer had no readable stat.`);
+    return stat;
+  }
+
+  async extractArchive(id: string, path: string, archive: Buffer): Promise<void> {
+    try {
+      // dockerode sends the options as the query, in the engine's own names. Owners are the
+      // archive's own (copyUIDGID fails for a user missing from the image's passwd).
+      await this.docker.getContainer(id).putArchive(archive, { path, noOverwriteDirNonDir: true });
+    } catch (e) {
+      const err = asHttpError(e);
+      if (containerGone(err) && !(await this.inspectContainer(id))) throw this.goneOr(e, 'Write');
+      if (err.statusCode === undefined || err.code) throw this.fail(e, `Write into ${path}`);
+      throw new SandboxError('FILE_OPERATION_FAILED', `The engine refused to write into ${path}: ${engineMessage(err)}`, {
+        cause: e,
+        data: { path, reason: 'cannot write', status: err.statusCode },
+      });
+    }
+  }
+
+  /** CONTAINER_NOT_FOUND when the answer says the container is gone, else the usual error. */
+  private goneOr(e: unknown, context: string): SandboxError {
+    if (containerGone(asHttpError(e)))
+      return new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists (it was stopped, removed or reached its expiry).`, {
+        cause: e,
+      });
+    return this.fail(e, context);
   }
 
   removeContainersSync(ids: string[], timeoutMs: number): string[] {

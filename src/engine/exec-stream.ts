@@ -21,7 +21,8 @@ import tls from 'node:tls';
  * engines that ignore the upgrade, `200 OK`) and the connection then carries the raw
  * multiplexed stream until the process ends. Any other status is an error, with a JSON
  * body `{ "message": ... }`. With `stdin`, the exec was created with AttachStdin: the bytes
- * are written once the stream is live, and the write half closed (the command sees EOF).
+ * are written once the stream is live (and, when they are a promise, it has settled), and
+ * the write half closed (the command sees EOF).
  */
 
 /** How to open a connection to the engine. */
@@ -66,7 +67,7 @@ export function openExecStream(
   transport: EngineTransport,
   execId: string,
   onBytes: (buf: Buffer, start: number, end: number) => void,
-  options: { answerTimeoutMs?: number; stdin?: Buffer } = {},
+  options: { answerTimeoutMs?: number; stdin?: Buffer | Promise<Buffer> } = {},
 ): Promise<ExecStream> {
   const answerTimeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   return new Promise((resolveOpen, rejectOpen) => {
@@ -130,7 +131,13 @@ export function openExecStream(
         resolveOpen({ ended, destroy: () => socket?.destroy() });
         // The command's stdin: written whole, then our half of the connection is closed,
         // which the engine passes on as the end of the command's input.
-        if (options.stdin) socket?.end(options.stdin);
+        // A promise that fails ends the input empty.
+        if (Buffer.isBuffer(options.stdin)) socket?.end(options.stdin);
+        else if (options.stdin)
+          options.stdin.then(
+            (bytes) => socket?.end(bytes),
+            () => socket?.end(),
+          );
         if (rest.length) onBytes(rest, 0, rest.length);
         return;
       }

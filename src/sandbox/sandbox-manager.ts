@@ -203,12 +203,12 @@ export class SandboxManager {
     const expiresAt = new Date(createdAt.getTime() + ttl * 1000);
     const name = options.name ?? `${c.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
     const readOnlyRoot = options.readOnlyRoot ?? c.readOnlyRoot;
-    const tmpfs: TmpfsMount[] = readOnlyRoot
-      ? [
-          { path: '/tmp', sizeBytes: options.tmpfsBytes ?? c.tmpfsSize },
-          ...(binds.some((m) => m.containerPath === workdir) ? [] : [{ path: workdir, sizeBytes: options.tmpfsBytes ?? c.tmpfsSize }]),
-        ]
-      : [];
+    const tmpfsBytes = options.tmpfsBytes ?? c.tmpfsSize;
+    const tmpfs: TmpfsMount[] = readOnlyRoot ? [{ path: '/tmp', sizeBytes: tmpfsBytes }] : [];
+    // The working folder of a read-only root is a tmpfs volume, not a tmpfs mount: file writes
+    // go through the engine's archive API, which reaches volumes and binds only.
+    const tmpfsVolumes: TmpfsMount[] =
+      readOnlyRoot && !binds.some((m) => m.containerPath === workdir) ? [{ path: workdir, sizeBytes: tmpfsBytes }] : [];
     const memoryBytes = options.memoryBytes ?? c.limits.memory;
     const pidsLimit = options.pids ?? c.limits.pids;
     const spec: ContainerSpec = {
@@ -227,6 +227,7 @@ export class SandboxManager {
       network: options.network ?? c.network,
       readOnlyRoot,
       tmpfs,
+      ...(tmpfsVolumes.length ? { tmpfsVolumes } : {}),
       binds,
       capAdd: containerCapabilities((options.capAdd ?? c.capAdd).filter((cap) => c.capAdd.includes(cap))),
       autoRemove: true,

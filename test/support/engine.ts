@@ -20,6 +20,7 @@ import {
   type ExecSession,
   type ExecSpec,
   type ImageInfo,
+  type PathStat,
   type PullOptions,
   type PullProgress,
   type StreamId,
@@ -353,6 +354,14 @@ export class RecordingEngine implements ContainerEngine {
   exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession> {
     this.calls.push('exec');
     return this.inner.exec(containerId, spec, onOutput);
+  }
+  statPath(id: string, path: string): Promise<PathStat | undefined> {
+    this.calls.push('statPath');
+    return this.inner.statPath(id, path);
+  }
+  extractArchive(id: string, path: string, archive: Buffer): Promise<void> {
+    this.calls.push('extractArchive');
+    return this.inner.extractArchive(id, path, archive);
   }
   removeContainersSync(ids: string[], timeoutMs: number): string[] {
     this.calls.push('removeContainersSync');

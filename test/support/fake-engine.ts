@@ -17,6 +17,7 @@ import type {
   ExecSession,
   ExecSpec,
   ImageInfo,
+  PathStat,
   PullOptions,
   PullProgress,
   StreamId,
@@ -85,6 +86,10 @@ export interface FakeContainer {
   cgroup: { oomKill: number; pidsMax: number };
   /** Bytes in the writable layer, as diskUsage reports them (a test sets it). */
   diskBytes: number;
+  /** What statPath answers, by absolute path (a test sets it); absent paths are undefined. */
+  paths: Map<string, PathStat>;
+  /** Archives extracted, in order. */
+  extracted: Array<{ path: string; archive: Buffer }>;
 }
 
 interface Failure {
@@ -248,6 +253,8 @@ export class FakeEngine implements ContainerEngine {
       exitCode: null,
       cgroup: { oomKill: 0, pidsMax: 0 },
       diskBytes: 0,
+      paths: new Map(),
+      extracted: [],
     };
     this.containers.set(container.id, container);
     return container;
@@ -348,6 +355,8 @@ export class FakeEngine implements ContainerEngine {
       exitCode: null,
       cgroup: { oomKill: 0, pidsMax: 0 },
       diskBytes: 0,
+      paths: new Map(),
+      extracted: [],
     });
     return id;
   }
@@ -444,6 +453,20 @@ export class FakeEngine implements ContainerEngine {
     const frames = [...scripted.frames];
     if (scripted.emitPidMarker ?? kind === 'command') frames.unshift(['stderr', pidMarker(rec.pid)]);
     return this.run(rec, frames, scripted, onOutput);
+  }
+
+  async statPath(id: string, path: string): Promise<PathStat | undefined> {
+    this.record({ method: 'statPath', args: [id, path] });
+    const c = this.find(id);
+    if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`);
+    return c.paths.get(path);
+  }
+
+  async extractArchive(id: string, path: string, archive: Buffer): Promise<void> {
+    this.record({ method: 'extractArchive', args: [id, path, archive] });
+    const c = this.find(id);
+    if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`);
+    c.extracted.push({ path, archive });
   }
 
   removeContainersSync(ids: string[], timeoutMs: number): string[] {

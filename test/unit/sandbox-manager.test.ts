@@ -184,10 +184,8 @@ describe('SandboxManager.start: the container', () => {
       pidsLimit: 64,
       network: 'bridge',
       readOnlyRoot: true,
-      tmpfs: [
-        { path: '/tmp', sizeBytes: 32 * MiB },
-        { path: '/work', sizeBytes: 32 * MiB },
-      ],
+      tmpfs: [{ path: '/tmp', sizeBytes: 32 * MiB }],
+      tmpfsVolumes: [{ path: '/work', sizeBytes: 32 * MiB }],
       binds: [],
       capAdd: [...BASE_CAPABILITIES, 'NET_RAW'],
       diskBytes: 2 * 1024 ** 3,
@@ -305,6 +303,7 @@ describe('SandboxManager.start: the container', () => {
     const spec = createdSpec(engine);
     expect(spec.user).toBe('1000:1000');
     expect(spec.tmpfs).toEqual([{ path: '/tmp', sizeBytes: 64 * MiB }]);
+    expect(spec.tmpfsVolumes).toBeUndefined();
     expect(spec.binds).toEqual([
       { hostPath: join(host, 'src'), containerPath: '/workspace', readOnly: false },
       { hostPath: host, containerPath: '/ref', readOnly: true },
