@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Files inside the container (seed 002), side by side in one run:
-//   - writeContainerFile of 10 MB (Sandbox.writeFile: checked in the container, the bytes on
-//     the exec's stdin) vs `docker cp` of the same file with the CLI, interleaved;
+//   - writeContainerFile of 10 MB (Sandbox.writeFile: through the engine's archive API, then
+//     moved into place and checked in the container) vs `docker cp` of the same file with the
+//     CLI, interleaved;
 //     target: ours / CLI <= 1.0x;
 //   - readContainerFile of a 1 MB range of lines from a 1 GiB file: this process's RSS
 //     growth; target <= 16 MiB.
@@ -56,7 +57,7 @@ try {
   console.log(
     `\n${r1 <= 1.0 ? 'PASS' : 'FAIL'} 8. writeContainerFile 10 MB / docker cp: ${fmtRatio(r1)} (${fmtMs(ours)} vs ${fmtMs(cli)}) (limit <= 1.00x)`,
   );
-  // Reference: 1 MB, where the fixed cost of one exec and of the CLI's start dominate.
+  // Reference: 1 MB, where the fixed costs (a lookup, an extraction, an exec; the CLI's start) dominate.
   const small = randomBytes(MiB);
   const smallFile = join(tmp, 'one.bin');
   writeFileSync(smallFile, small);

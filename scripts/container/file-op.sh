@@ -1,13 +1,18 @@
 # File operations inside the working folder: sh -c FILE_OP file-op <op> <workdir> <path> [args].
 # Every path is checked against the container's real file system at the moment of use: the
 # folder is entered (cd -P) and its real path checked, the file is opened first and the
-# real path of the open descriptor checked, and new files are created in the checked folder
-# by relative name (noclobber: O_EXCL), then renamed. A symlink or `..` that leads out of the working
-# folder is refused (exit 3, the real path on stderr), however it was made or swapped.
+# real path of the open descriptor checked, and a written file, staged by the engine in the
+# working folder itself, is renamed into the checked folder by relative name. A symlink or
+# `..` that leads out of the working folder is refused (exit 3, the real path on stderr),
+# however it was made or swapped.
 # Exit codes: 3 outside, 4 not found, 5 wrong type (a folder, a pipe, a file), 6 cannot write, 7 too large.
 #   read <wd> <path> <first> <last> <maxbytes>   header line, then lines first..last (text)
 #   get  <wd> <path> <maxbytes>                  the file's bytes (exit 7 when larger)
-#   write <wd> <path>                            stdin to the file; prints "new=0|1"
+#   place <wd> <path> <staged>                   checks, then on "go" from stdin moves <wd>/<staged>
+#                                                (put there meanwhile through the engine's archive
+#                                                API) to the file; prints "new=0|1"; exit 9 when not "go"
+#   discard <wd> <staged>                        removes <wd>/<staged> (a write that failed)
+#   ids <wd>                                     "<uid> <gid>" of the user running it
 #   list <wd> <path> <depth>                     "<type> <size> <name>\0" per entry
 op=$1
 wd=$2
@@ -73,7 +78,11 @@ case "$op" in
     [ "$size" -le "$4" ] || { printf 'larger than %s bytes (%s)\n' "$4" "$size" >&2; exit 7; }
     head -c "$4" < "/proc/$$/fd/3"
     ;;
-  write)
+  place)
+    # Runs while the engine stages the file: stdin says "go" once it is there. However this
+    # ends, the staged copy is removed (once the engine is done with it: the line, or EOF).
+    st=$rwd/$4
+    trap 'read -r _; rm -f -- "$st" 2> /dev/null' EXIT
     if [ ! -d "$dir" ]; then
       # The deepest folder that exists must be inside before anything is created under it.
       d=$dir
@@ -91,24 +100,44 @@ case "$op" in
     [ -d "$base" ] && { printf 'a folder, not a file: %s\n' "$p" >&2; exit 5; }
     new=1
     [ -e "$base" ] && new=0
-    # A new name nobody can guess, created exclusively (noclobber: O_EXCL, so never through a
-    # link or into a pipe someone planted) in the checked folder.
-    tmp=$(mktemp -u ./.gcd-write.XXXXXXXXXX) || exit 6
-    set -C
-    cat > "$tmp" || {
-      [ -f "$tmp" ] && [ ! -L "$tmp" ] && rm -f -- "$tmp"
+    # The file comes through the engine's archive API, which writes as root: what this user
+    # may not do is refused here, as its own write would be.
+    if [ "$new" = 1 ]; then
+      [ -w . ] || { printf 'cannot create %s in %s (read-only, or not writable by the container user)\n' "$base" "$here" >&2; exit 6; }
+    else
+      [ -f "$base" ] || { printf 'not a file: %s\n' "$p" >&2; exit 5; }
+      if [ ! -w "$base" ] || [ ! -w . ]; then
+        printf 'cannot write %s (read-only, or not writable by the container user)\n' "$p" >&2
+        exit 6
+      fi
+    fi
+    read -r go || go=
+    [ "$go" = go ] || exit 9
+    if [ ! -f "$st" ] || [ -L "$st" ]; then
+      printf 'the staged copy of %s is gone\n' "$p" >&2
+      exit 6
+    fi
+    # An existing file keeps its mode and owner.
+    if [ "$new" = 0 ] && [ -f "$base" ]; then
+      chmod "$(stat -c %a -- "$base")" "$st" 2> /dev/null
+      chown "$(stat -c %u:%g -- "$base")" "$st" 2> /dev/null
+    fi
+    # -T: the name is replaced, never a folder (or a link to one) written into.
+    mv -fT -- "$st" "$base" 2> /dev/null || {
       printf 'cannot write %s in %s (a read-only file system, or a full one?)\n' "$base" "$here" >&2
       exit 6
     }
-    set +C
-    # An existing file keeps its mode and owner.
-    if [ "$new" = 0 ] && [ -f "$base" ]; then
-      chmod "$(stat -c %a -- "$base")" "$tmp" 2> /dev/null
-      chown "$(stat -c %u:%g -- "$base")" "$tmp" 2> /dev/null
-    fi
-    # -T: the name is replaced, never a folder (or a link to one) written into.
-    mv -fT -- "$tmp" "$base" || { rm -f -- "$tmp"; printf 'cannot replace %s\n' "$p" >&2; exit 6; }
     printf 'new=%s\n' "$new"
+    ;;
+  discard)
+    rm -f -- "$rwd/$3"
+    ;;
+  ids)
+    # The user's effective ids (what the engine's writes are made to be owned by), read without a fork.
+    while read -r k _ e _; do
+      case "$k" in Uid:) uid=$e ;; Gid:) gid=$e ;; esac
+    done < "/proc/$$/status"
+    printf '%s %s\n' "$uid" "$gid"
     ;;
   list)
     enter "$p"

@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
+import { pack as tarPack } from 'tar-stream';
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
+import { swallowed } from '../debug.js';
 import { trimUtf8End } from '../capture/stream-window.js';
 import { BOUNDS } from '../config/config-schema.js';
 import { FILE_OP_SCRIPT } from './wrapper-protocol.js';
@@ -11,8 +14,14 @@ import { FILE_OP_SCRIPT } from './wrapper-protocol.js';
  * relative path is taken from the working folder, as the seed's resolvePath does; `..` that
  * climbs out and absolute paths elsewhere are refused), and in the container against its
  * real file system at the moment of use (scripts/container/file-op.sh: a symlink that
- * leads out is refused, however and whenever it was made). Contents travel on the exec's
- * stdin and stdout, never on a command line.
+ * leads out is refused, however and whenever it was made). Contents are read on an exec's
+ * stdout, and written through the engine's archive API; never on a command line.
+ *
+ * The archive API writes as root and follows links inside the container, so a file is
+ * staged at the top of the working folder (a mount point, or a folder only the container's
+ * root could swap), under a name nobody can guess, and then moved into place by the
+ * container user: the folder is checked, and the user's permissions apply, as for every
+ * other operation.
  */
 
 export interface FileLimits {
@@ -133,6 +142,32 @@ function limit(name: string, v: number | undefined, fallback: number, max: numbe
   return n;
 }
 
+/** Now, as a tar PAX time (seconds with a fraction): the file's mtime keeps sub-second precision. */
+function paxNow(): string {
+  const ms = performance.timeOrigin + performance.now();
+  const s = Math.floor(ms / 1000);
+  return `${s}.${String(Math.round((ms - s * 1000) * 1e6))
+    .padStart(9, '0')
+    .slice(0, 9)}`;
+}
+
+/** A tar archive of one regular file (tar-stream; a PAX record carries the time, to the nanosecond). */
+export async function singleFileTar(name: string, bytes: Buffer, meta: { mode: number; uid: number; gid: number }): Promise<Buffer> {
+  const pack = tarPack();
+  const chunks: Buffer[] = [];
+  const collected = (async () => {
+    for await (const chunk of pack) chunks.push(chunk as Buffer);
+  })();
+  const mtime = paxNow();
+  pack.entry(
+    { name, size: bytes.length, mode: meta.mode, uid: meta.uid, gid: meta.gid, mtime: new Date(Number(mtime) * 1000), pax: { mtime } },
+    bytes,
+  );
+  pack.finalize();
+  await collected;
+  return Buffer.concat(chunks);
+}
+
 /** How long one file operation may take in the container before it is killed. */
 const FILE_OP_TIMEOUT_SECONDS = 60;
 
@@ -150,7 +185,10 @@ export class ContainerFiles {
     private readonly limits: FileLimits,
   ) {}
 
-  private async op(args: string[], options: { stdin?: Buffer; maxStdout?: number } = {}): Promise<OpResult> {
+  private async op(
+    args: string[],
+    options: { stdin?: Buffer | Promise<Buffer>; maxStdout?: number; onStarted?: () => void } = {},
+  ): Promise<OpResult> {
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = '';
@@ -173,6 +211,7 @@ export class ContainerFiles {
         }
       },
     );
+    options.onStarted?.();
     const { exitCode } = await s.done;
     return { exitCode, stdout: Buffer.concat(out), stderr: err.trim() };
   }
@@ -265,6 +304,27 @@ export class ContainerFiles {
     return r.stdout;
   }
 
+  private ids: Promise<{ uid: number; gid: number }> | undefined;
+
+  /** The numeric ids of the user the container's commands run as (asked once: they do not change). */
+  private userIds(): Promise<{ uid: number; gid: number }> {
+    this.ids ??= this.op(['ids', this.workdir]).then((r) => {
+      const m = /^(\d+) (\d+)\n?$/.exec(r.stdout.toString('utf8'));
+      if (r.exitCode !== 0 || !m) {
+        this.ids = undefined;
+        throw new SandboxError(
+          'FILE_OPERATION_FAILED',
+          `Could not learn the container user's ids: ${r.stderr || 'an unexpected answer'}.`,
+          {
+            data: { reason: 'failed' },
+          },
+        );
+      }
+      return { uid: Number(m[1]), gid: Number(m[2]) };
+    });
+    return this.ids;
+  }
+
   async writeFile(path: string, content: string | Buffer): Promise<WriteFileResult> {
     const full = resolveContainerPath(this.workdir, path);
     if (full === posix.normalize(this.workdir)) throw new SandboxError('INVALID_ARGUMENT', 'path names the working folder, not a file.');
@@ -274,9 +334,53 @@ export class ContainerFiles {
         'INVALID_ARGUMENT',
         `content is ${bytes.length} bytes; at most ${this.limits.maxWriteBytes} (files.maxWriteBytes).`,
       );
-    const r = await this.op(['write', this.workdir, full], { stdin: bytes, maxStdout: 4096 });
+    // Staged under a name nobody can guess at the top of the working folder, then moved into
+    // place by the container user, whose permissions and checks are those of every other
+    // operation. The move's checks run while the engine extracts; stdin says when it is done.
+    // The extraction is sent once the move has started: both take the engine's lock on the
+    // container, and a start queued behind an extraction would add its whole time to it.
+    const staged = `.gcd-write-${randomBytes(12).toString('hex')}`;
+    let go!: (line: string) => void;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const placing = this.op(['place', this.workdir, full, staged], {
+      stdin: new Promise<Buffer>((resolve) => (go = (line) => resolve(Buffer.from(`${line}\n`)))),
+      maxStdout: 4096,
+      onStarted: () => started(),
+    });
+    const lookups = Promise.allSettled([this.engine.statPath(this.containerId, this.workdir), this.userIds()]);
+    await Promise.race([running, placing]);
+    try {
+      const [rootLookup, ownerLookup] = await lookups;
+      if (rootLookup.status === 'rejected') throw rootLookup.reason;
+      const root = rootLookup.value;
+      // The engine follows links: the working folder, where the file is staged, must be itself.
+      if (root?.type !== 'dir')
+        throw new SandboxError(
+          'POLICY_VIOLATION',
+          `${JSON.stringify(path)} cannot be written: the working folder ${this.workdir} ${root ? `is a ${root.type}${root.linkTarget ? ` to ${root.linkTarget}` : ''}` : 'does not exist'}, not a folder.`,
+          { data: { rule: 'container path', path } },
+        );
+      if (ownerLookup.status === 'rejected') throw ownerLookup.reason;
+      const archive = await singleFileTar(staged, bytes, { mode: 0o644, ...ownerLookup.value });
+      await this.engine.extractArchive(this.containerId, this.workdir, archive);
+    } catch (e) {
+      // The move is called off, and removes what was staged (a disk filled half way leaves part of the file).
+      go('stop');
+      await placing.catch((err: unknown) => swallowed('calling off a write', err));
+      if (e instanceof SandboxError && e.code === 'FILE_OPERATION_FAILED' && !e.message.startsWith('Could not'))
+        throw new SandboxError('FILE_OPERATION_FAILED', `Could not write ${JSON.stringify(path)}: ${e.message}.`, {
+          cause: e,
+          data: { path, reason: 'cannot write' },
+        });
+      throw e;
+    }
+    go('go');
+    const r = await placing.catch(async (e: unknown) => {
+      await this.op(['discard', this.workdir, staged]).catch((err: unknown) => swallowed('removing a staged write', err));
+      throw e;
+    });
     if (r.exitCode !== 0) this.fail(path, r, 'write');
-    // cat fails (exit 6) unless every byte was written.
     return { path: full, bytesWritten: bytes.length, created: /new=1/.test(r.stdout.toString('utf8')) };
   }
 

@@ -1,4 +1,6 @@
-import { isText, lineRange, occurrences, resolveContainerPath } from '../../src/sandbox/container-files.js';
+import { extract } from 'tar-stream';
+import { isText, lineRange, occurrences, resolveContainerPath, singleFileTar } from '../../src/sandbox/container-files.js';
+import { parsePathStat } from '../../src/engine/docker-engine.js';
 import { SandboxError } from '../../src/errors.js';
 
 function code(fn: () => unknown): string {
@@ -86,5 +88,66 @@ describe('occurrences: what a single-occurrence edit counts', () => {
     ['line one\nline two', 'line two', 1],
   ])('%j has %j %d times', (text, needle, n) => {
     expect(occurrences(text, needle)).toBe(n);
+  });
+});
+
+describe('singleFileTar: the archive a write sends the engine', () => {
+  async function entries(archive: Buffer): Promise<Array<{ header: Record<string, unknown>; body: Buffer }>> {
+    const ex = extract();
+    const out: Array<{ header: Record<string, unknown>; body: Buffer }> = [];
+    const done = (async () => {
+      for await (const entry of ex) {
+        const chunks: Buffer[] = [];
+        for await (const c of entry) chunks.push(c as Buffer);
+        out.push({ header: { ...entry.header }, body: Buffer.concat(chunks) });
+      }
+    })();
+    ex.end(archive);
+    await done;
+    return out;
+  }
+
+  test('one regular file: its exact bytes, the owner and mode asked, the time to the sub-second', async () => {
+    const bytes = Buffer.from([0, 1, 2, 255, 10, 13]);
+    const before = Date.now();
+    const [e, ...rest] = await entries(await singleFileTar('.gcd-write-abc', bytes, { mode: 0o644, uid: 1000, gid: 1001 }));
+    expect(rest).toHaveLength(0);
+    expect(e!.body.equals(bytes)).toBe(true);
+    expect(e!.header).toMatchObject({ name: '.gcd-write-abc', type: 'file', mode: 0o644, uid: 1000, gid: 1001, size: 6 });
+    const pax = e!.header.pax as Record<string, string>;
+    expect(pax.mtime).toMatch(/^\d{10}\.\d{9}$/);
+    expect(Math.abs(Number(pax.mtime) * 1000 - before)).toBeLessThan(5_000);
+  });
+
+  test('an empty file, and a 3 MB one, round-trip', async () => {
+    for (const bytes of [Buffer.alloc(0), Buffer.alloc(3 * 1024 * 1024, 7)]) {
+      const [e] = await entries(await singleFileTar('f', bytes, { mode: 0o600, uid: 0, gid: 0 }));
+      expect(e!.body.equals(bytes)).toBe(true);
+    }
+  });
+});
+
+describe('parsePathStat: what the engine says of a path, read defensively', () => {
+  const header = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+  test.each([
+    ['a folder', { name: 'workspace', size: 4096, mode: 2 ** 31 + 0o755 }, { type: 'dir', size: 4096 }],
+    ['a file', { name: 'a', size: 3, mode: 0o644 }, { type: 'file', size: 3 }],
+    ['a link', { name: 'w', size: 4, mode: 2 ** 27 + 0o777, linkTarget: '/etc' }, { type: 'link', size: 4, linkTarget: '/etc' }],
+    ['a pipe', { name: 'p', size: 0, mode: 2 ** 25 + 0o644 }, { type: 'other', size: 0 }],
+    ['a sticky folder', { name: 't', size: 0, mode: 2 ** 31 + 2 ** 20 + 0o777 }, { type: 'dir', size: 0 }],
+  ])('%s', (_what, stat, expected) => {
+    expect(parsePathStat(header(stat))).toEqual(expected);
+  });
+
+  test.each([
+    ['no header', undefined],
+    ['not base64 JSON', 'not json at all'],
+    ['JSON that is not an object', header('dir')],
+    ['no mode', header({ name: 'x', size: 1 })],
+    ['a mode that is not a number', header({ mode: '2147484141' })],
+    ['a negative mode', header({ mode: -1 })],
+    ['a mode past 32 bits', header({ mode: 2 ** 33 })],
+  ])('%s: unreadable, not a guess', (_what, h) => {
+    expect(parsePathStat(h)).toBeUndefined();
   });
 });
