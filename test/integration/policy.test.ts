@@ -241,9 +241,20 @@ describe('a started container carries every hardening setting', () => {
           });
           expect(h.CapDrop).toEqual(['ALL']);
           expect(h.CapAdd).toEqual(expect.arrayContaining(['NET_RAW']));
-          expect(Object.keys(h.Tmpfs ?? {}).sort()).toEqual(['/tmp', '/workspace']);
+          expect(Object.keys(h.Tmpfs ?? {}).sort()).toEqual(['/tmp']);
+          // The working folder: a tmpfs volume (the archive API reaches it), capped, nosuid, nodev.
           expect(h.Mounts ?? []).toEqual([
             expect.objectContaining({ Type: 'bind', Source: realpathSync(shared), Target: '/data', ReadOnly: true }),
+            expect.objectContaining({
+              Type: 'volume',
+              Target: '/workspace',
+              VolumeOptions: expect.objectContaining({
+                DriverConfig: {
+                  Name: 'local',
+                  Options: { type: 'tmpfs', device: 'tmpfs', o: expect.stringMatching(/^nosuid,nodev,size=\d+$/) },
+                },
+              }),
+            }),
           ]);
           // The mount is read-only inside, as requested by default.
           expect((await sb.exec('cat /data/hello.txt')).stdout).toBe('from the host\n');
