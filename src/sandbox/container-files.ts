@@ -229,11 +229,19 @@ export class ContainerFiles {
     throw new SandboxError('FILE_OPERATION_FAILED', `Could not ${what} ${JSON.stringify(path)}: ${why}.`, { data: { path, reason } });
   }
 
+  /** The absolute path of a file: the working folder itself is not one. */
+  private filePath(path: string): string {
+    const full = resolveContainerPath(this.workdir, path);
+    if (full === (posix.normalize(this.workdir).replace(/(.)\/+$/, '$1') || '/'))
+      throw new SandboxError('INVALID_ARGUMENT', `${JSON.stringify(path)} names the working folder, not a file.`);
+    return full;
+  }
+
   async readFile(
     path: string,
     options: { startLine?: number; endLine?: number; maxBytes?: number; maxLines?: number } = {},
   ): Promise<ReadFileResult> {
-    const full = resolveContainerPath(this.workdir, path);
+    const full = this.filePath(path);
     const maxBytes = limit('maxBytes', options.maxBytes, this.limits.maxReadBytes, BOUNDS.stdinBytes.max);
     const { first, last } = lineRange(
       options.startLine,
@@ -293,7 +301,7 @@ export class ContainerFiles {
 
   /** The file's exact bytes (up to `maxBytes`, else FILE_OPERATION_FAILED). */
   async readFileBytes(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
-    const full = resolveContainerPath(this.workdir, path);
+    const full = this.filePath(path);
     const max = limit('maxBytes', options.maxBytes, this.limits.maxWriteBytes, BOUNDS.stdinBytes.max);
     const r = await this.op(['get', this.workdir, full, String(max)], { maxStdout: max + 1 });
     if (r.exitCode !== 0) this.fail(path, r, 'read');
@@ -326,8 +334,7 @@ export class ContainerFiles {
   }
 
   async writeFile(path: string, content: string | Buffer): Promise<WriteFileResult> {
-    const full = resolveContainerPath(this.workdir, path);
-    if (full === posix.normalize(this.workdir)) throw new SandboxError('INVALID_ARGUMENT', 'path names the working folder, not a file.');
+    const full = this.filePath(path);
     const bytes = Buffer.isBuffer(content) ? content : Buffer.from(content, 'utf8');
     if (bytes.length > this.limits.maxWriteBytes)
       throw new SandboxError(

@@ -149,3 +149,16 @@ test('a read-only root: the working folder is a tmpfs volume the archive API rea
     { sessionId },
   );
 });
+
+test('the working folder itself is not a file: reading, copying or writing it is INVALID_ARGUMENT, said so', async () => {
+  await withManager(async (manager) => {
+    const sb = await manager.start({ image: MINIMAL_IMAGE });
+    for (const path of ['.', '/workspace', '/workspace/', 'a/..']) {
+      for (const op of [() => sb.readFile(path), () => sb.readFileBytes(path), () => sb.writeFile(path, 'x')]) {
+        const e = await failure(op());
+        expect(e.code).toBe('INVALID_ARGUMENT');
+        expect(e.message).toMatch(/names the working folder, not a file/);
+      }
+    }
+  });
+});
