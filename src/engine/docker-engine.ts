@@ -96,6 +96,15 @@ export function parsePathStat(header: string | undefined): PathStat | undefined 
   };
 }
 
+/** The container is gone: CONTAINER_NOT_FOUND, said the same way by every method. */
+function goneError(containerId: string, cause: unknown): SandboxError {
+  return new SandboxError(
+    'CONTAINER_NOT_FOUND',
+    `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`,
+    { cause, data: { containerId } },
+  );
+}
+
 /** The dockerode adapter, one method per port method (hence its length): the only place that knows the Docker API's shapes and status codes. */
 export class DockerEngine implements ContainerEngine {
   readonly connection: EngineConnection;
@@ -410,11 +419,7 @@ export class DockerEngine implements ContainerEngine {
   async exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession> {
     const gone = (err: EngineHttpError) =>
       containerGone(err)
-        ? new SandboxError(
-            'CONTAINER_NOT_FOUND',
-            `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`,
-            { data: { containerId } },
-          )
+        ? goneError(containerId, err)
         : err.statusCode === 409
           ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${engineMessage(err)}`, {
               data: { containerId },
@@ -483,7 +488,7 @@ export class DockerEngine implements ContainerEngine {
     } catch (e) {
       // A HEAD answer has no body: 404 is the path or the container, which only asking tells.
       if (asHttpError(e).statusCode === 404 && (await this.inspectContainer(id))) return undefined;
-      throw this.goneOr(e, `Look up ${path} in container ${id.slice(0, 12)}`);
+      throw containerGone(asHttpError(e)) ? goneError(id, e) : this.fail(e, `Look up ${path} in container ${id.slice(0, 12)}`);
     }
     const stat = parsePathStat(typeof header === 'string' ? header : undefined);
     if (!stat)
@@ -498,22 +503,13 @@ export class DockerEngine implements ContainerEngine {
       await this.docker.getContainer(id).putArchive(archive, { path, noOverwriteDirNonDir: true });
     } catch (e) {
       const err = asHttpError(e);
-      if (containerGone(err) && !(await this.inspectContainer(id))) throw this.goneOr(e, 'Write');
+      if (containerGone(err) && !(await this.inspectContainer(id))) throw goneError(id, e);
       if (err.statusCode === undefined || err.code) throw this.fail(e, `Write into ${path}`);
       throw new SandboxError('FILE_OPERATION_FAILED', `The engine refused to write into ${path}: ${engineMessage(err)}`, {
         cause: e,
         data: { path, reason: 'cannot write', status: err.statusCode },
       });
     }
-  }
-
-  /** CONTAINER_NOT_FOUND when the answer says the container is gone, else the usual error. */
-  private goneOr(e: unknown, context: string): SandboxError {
-    if (containerGone(asHttpError(e)))
-      return new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists (it was stopped, removed or reached its expiry).`, {
-        cause: e,
-      });
-    return this.fail(e, context);
   }
 
   removeContainersSync(ids: string[], timeoutMs: number): string[] {

@@ -144,11 +144,7 @@ function limit(name: string, v: number | undefined, fallback: number, max: numbe
 
 /** Now, as a tar PAX time (seconds with a fraction): the file's mtime keeps sub-second precision. */
 function paxNow(): string {
-  const ms = performance.timeOrigin + performance.now();
-  const s = Math.floor(ms / 1000);
-  return `${s}.${String(Math.round((ms - s * 1000) * 1e6))
-    .padStart(9, '0')
-    .slice(0, 9)}`;
+  return ((performance.timeOrigin + performance.now()) / 1000).toFixed(9);
 }
 
 /** A tar archive of one regular file (tar-stream; a PAX record carries the time, to the nanosecond). */
@@ -370,16 +366,17 @@ export class ContainerFiles {
         );
       if (ownerLookup.status === 'rejected') throw ownerLookup.reason;
       const archive = await singleFileTar(staged, bytes, { mode: 0o644, ...ownerLookup.value });
-      await this.engine.extractArchive(this.containerId, this.workdir, archive);
-    } catch (e) {
-      // The move is called off, and removes what was staged (a disk filled half way leaves part of the file).
-      go('stop');
-      await placing.catch((err: unknown) => swallowed('calling off a write', err));
-      if (e instanceof SandboxError && e.code === 'FILE_OPERATION_FAILED' && !e.message.startsWith('Could not'))
+      await this.engine.extractArchive(this.containerId, this.workdir, archive).catch((e: unknown) => {
+        if (!(e instanceof SandboxError && e.code === 'FILE_OPERATION_FAILED')) throw e;
         throw new SandboxError('FILE_OPERATION_FAILED', `Could not write ${JSON.stringify(path)}: ${e.message}.`, {
           cause: e,
           data: { path, reason: 'cannot write' },
         });
+      });
+    } catch (e) {
+      // The move is called off, and removes what was staged (a disk filled half way leaves part of the file).
+      go('stop');
+      await placing.catch((err: unknown) => swallowed('calling off a write', err));
       throw e;
     }
     go('go');

@@ -9,19 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import { docker, dockerOk, engineSuite, MINIMAL_IMAGE, newTestSessionId, withManager } from '../support/engine.js';
 import { LABEL } from '../../src/sandbox/labels.js';
-import { SandboxError } from '../../src/errors.js';
+import { sandboxError } from '../support/sandbox-error.js';
 
 engineSuite('archive-writes');
-
-async function failure(p: Promise<unknown>): Promise<SandboxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof SandboxError) return e;
-    throw e;
-  }
-  throw new Error('expected a SandboxError');
-}
 
 interface EngineEvent {
   Action?: string;
@@ -75,12 +65,12 @@ test('the engine writes as root, but only what the container user may: a root-ow
       await dockerOk(['exec', '-u', '0', sb.id, 'sh', '-c', 'chmod 1777 /workspace && mkdir /workspace/roots']);
       await sb.exec('mkdir mine && chmod 777 mine');
       await dockerOk(['exec', '-u', '0', sb.id, 'sh', '-c', 'echo root > /workspace/mine/locked && chmod 444 /workspace/mine/locked']);
-      const inRoots = await failure(sb.writeFile('roots/new.txt', 'x'));
+      const inRoots = await sandboxError(() => sb.writeFile('roots/new.txt', 'x'));
       expect(inRoots).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'cannot write' } });
       expect(inRoots.message).toMatch(/not writable by the container user/);
-      const locked = await failure(sb.writeFile('mine/locked', 'changed'));
+      const locked = await sandboxError(() => sb.writeFile('mine/locked', 'changed'));
       expect(locked).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'cannot write' } });
-      const editLocked = await failure(sb.editFile('mine/locked', 'root', 'mine'));
+      const editLocked = await sandboxError(() => sb.editFile('mine/locked', 'root', 'mine'));
       expect(editLocked.code).toBe('FILE_OPERATION_FAILED');
       const listed = await dockerOk([
         'exec',
@@ -132,14 +122,14 @@ test('a read-only root: the working folder is a tmpfs volume the archive API rea
       expect(mount).toMatch(/nosuid/);
       expect(mount).toMatch(/nodev/);
       // The size cap holds for the engine's writes too.
-      const full = await failure(sb.writeFile('more.bin', randomBytes(1536 * 1024)));
+      const full = await sandboxError(() => sb.writeFile('more.bin', randomBytes(1536 * 1024)));
       expect(full.code).toBe('FILE_OPERATION_FAILED');
       expect(full.message).toMatch(/no space left/);
       // The half-written staged copy is removed: the space is free again.
       expect((await sb.exec('ls -A /workspace')).stdout).toBe('blob.bin\n');
       expect(await sb.writeFile('small.txt', 'fits\n')).toMatchObject({ created: true });
       // Outside the working folder the root stays read-only, for the archive API as for commands.
-      expect((await failure(sb.writeFile('/etc/x', 'x'))).code).toBe('POLICY_VIOLATION');
+      expect((await sandboxError(() => sb.writeFile('/etc/x', 'x'))).code).toBe('POLICY_VIOLATION');
       const volumes = await dockerOk(['volume', 'ls', '-q', '--filter', `label=${LABEL.session}=${sessionId}`]);
       expect(volumes.trim().split('\n').filter(Boolean)).toHaveLength(1);
       await sb.stop();
@@ -155,7 +145,7 @@ test('the working folder itself is not a file: reading, copying or writing it is
     const sb = await manager.start({ image: MINIMAL_IMAGE });
     for (const path of ['.', '/workspace', '/workspace/', 'a/..']) {
       for (const op of [() => sb.readFile(path), () => sb.readFileBytes(path), () => sb.writeFile(path, 'x')]) {
-        const e = await failure(op());
+        const e = await sandboxError(() => op());
         expect(e.code).toBe('INVALID_ARGUMENT');
         expect(e.message).toMatch(/names the working folder, not a file/);
       }

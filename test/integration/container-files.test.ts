@@ -11,18 +11,9 @@ import { engineSuite, MINIMAL_IMAGE, PYTHON_IMAGE, withManager } from '../suppor
 import { tempDir } from '../support/temp-dirs.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { SandboxError } from '../../src/errors.js';
+import { sandboxError } from '../support/sandbox-error.js';
 
 engineSuite('container-files');
-
-async function failure(p: Promise<unknown>): Promise<SandboxError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof SandboxError) return e;
-    throw e;
-  }
-  throw new Error('expected a SandboxError');
-}
 
 describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
   async function withSandbox(fn: (sb: Sandbox) => Promise<void>): Promise<void> {
@@ -88,10 +79,10 @@ describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
       await sb.writeFile('app.py', 'x = 1\nprint(x)\nprint(x)\n');
       await sb.editFile('app.py', 'x = 1', 'x = 2');
       expect((await sb.readFile('app.py')).text).toBe('x = 2\nprint(x)\nprint(x)\n');
-      const many = await failure(sb.editFile('app.py', 'print(x)', 'pass'));
+      const many = await sandboxError(() => sb.editFile('app.py', 'print(x)', 'pass'));
       expect(many).toMatchObject({ code: 'INVALID_ARGUMENT', data: { occurrences: 2 } });
       expect(many.message).toMatch(/occurs 2 times/);
-      expect((await failure(sb.editFile('app.py', 'nothing', 'x'))).data).toEqual({ occurrences: 0 });
+      expect((await sandboxError(() => sb.editFile('app.py', 'nothing', 'x'))).data).toEqual({ occurrences: 0 });
     });
   });
 
@@ -99,11 +90,11 @@ describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
     await withSandbox(async (sb) => {
       await sb.exec('ln -s /etc etclink; ln -s /etc/passwd pw; mkdir -p sub; ln -s ../../etc sub/up');
       for (const path of ['../etc/passwd', '/etc/passwd', 'etclink/passwd', 'pw', 'sub/up/passwd']) {
-        expect({ path, read: (await failure(sb.readFile(path))).code }).toEqual({ path, read: 'POLICY_VIOLATION' });
-        expect({ path, write: (await failure(sb.writeFile(path, 'x'))).code }).toEqual({ path, write: 'POLICY_VIOLATION' });
+        expect({ path, read: (await sandboxError(() => sb.readFile(path))).code }).toEqual({ path, read: 'POLICY_VIOLATION' });
+        expect({ path, write: (await sandboxError(() => sb.writeFile(path, 'x'))).code }).toEqual({ path, write: 'POLICY_VIOLATION' });
       }
-      expect((await failure(sb.listDirectory('etclink'))).code).toBe('POLICY_VIOLATION');
-      expect((await failure(sb.writeFile('etclink/new-dir/evil', 'x'))).code).toBe('POLICY_VIOLATION');
+      expect((await sandboxError(() => sb.listDirectory('etclink'))).code).toBe('POLICY_VIOLATION');
+      expect((await sandboxError(() => sb.writeFile('etclink/new-dir/evil', 'x'))).code).toBe('POLICY_VIOLATION');
       // Nothing was written through them.
       expect((await sb.exec('ls /etc/evil /etc/new-dir 2>&1; head -c 5 /etc/passwd')).stdout).toMatch(
         /No such file[\s\S]*No such file[\s\S]*root:/,
@@ -120,7 +111,7 @@ describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
         () => sb.listDirectory('.'),
         () => sb.readFileBytes('passwd'),
       ]) {
-        expect((await failure(op())).code).toBe('POLICY_VIOLATION');
+        expect((await sandboxError(() => op())).code).toBe('POLICY_VIOLATION');
       }
       expect((await sb.exec('ls /etc/pwned 2>&1 || true')).stdout).toMatch(/No such file/);
     });
@@ -155,7 +146,7 @@ describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
       await sb.exec('mkfifo /workspace/fifo');
       const started = Date.now();
       for (const op of [() => sb.readFile('fifo'), () => sb.readFileBytes('fifo')]) {
-        expect(await failure(op())).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'wrong type' } });
+        expect(await sandboxError(() => op())).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'wrong type' } });
       }
       expect(Date.now() - started).toBeLessThan(10_000);
     });
@@ -206,7 +197,7 @@ test('a write into a read-only place is refused with a clear error', async () =>
     async (manager) => {
       const sb = await manager.start({ image: MINIMAL_IMAGE, mounts: [{ hostPath: ro, containerPath: '/workspace/ro' }] });
       expect((await sb.readFile('ro/sub/kept.txt')).text).toBe('kept\n');
-      const e = await failure(sb.writeFile('ro/sub/new.txt', 'x'));
+      const e = await sandboxError(() => sb.writeFile('ro/sub/new.txt', 'x'));
       expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'cannot write' } });
       expect(e.message).toMatch(/read-only/);
     },
