@@ -483,7 +483,13 @@ export class DockerEngine implements ContainerEngine {
   async statPath(id: string, path: string): Promise<PathStat | undefined> {
     let header: string | string[] | undefined;
     try {
-      const res = (await this.docker.getContainer(id).infoArchive({ path })) as { headers?: Record<string, string | string[] | undefined> };
+      // The answer is a stream (dockerode dials HEAD as one): read to its end, or its
+      // connection stays taken, open and keeping this process alive.
+      const res = (await this.docker.getContainer(id).infoArchive({ path })) as {
+        headers?: Record<string, string | string[] | undefined>;
+        resume?: () => void;
+      };
+      res.resume?.();
       header = res.headers?.['x-docker-container-path-stat'];
     } catch (e) {
       // A HEAD answer has no body: 404 is the path or the container, which only asking tells.
