@@ -119,6 +119,9 @@ export interface PathStat {
 
 export type StreamId = 'stdout' | 'stderr';
 
+/** A command's stdin: bytes, bytes known later, or a stream of them (a long-lived command's requests). */
+export type ExecInput = Buffer | Promise<Buffer> | AsyncIterable<Buffer>;
+
 export interface ExecSpec {
   cmd: string[];
   env?: string[];
@@ -127,9 +130,12 @@ export interface ExecSpec {
   /**
    * Bytes for the command's stdin, then end of input. Without it the command has no stdin.
    * A promise is written when it settles (one that fails ends the input empty): the command
-   * can start, and wait, before its input is known.
+   * can start, and wait, before its input is known. A stream is written as it gives bytes,
+   * and the input ends with it: a long-lived command can take requests.
    */
-  stdin?: Buffer | Promise<Buffer>;
+  stdin?: ExecInput;
+  /** Nobody waits on this command all the time (a long-lived helper): its connection does not keep the process alive. */
+  background?: boolean;
 }
 
 /**
@@ -183,9 +189,10 @@ export interface ContainerEngine {
    * Extracts a tar archive into the folder `path` through the engine's archive API. The
    * engine writes as root, following links inside the container, with the owners and modes
    * the archive names. An entry may not replace a folder with a non-folder, or the reverse.
+   * A stream is sent as it gives bytes.
    * @throws SandboxError FILE_OPERATION_FAILED with the engine's reason
    */
-  extractArchive(id: string, path: string, archive: Buffer): Promise<void>;
+  extractArchive(id: string, path: string, archive: Buffer | AsyncIterable<Buffer>): Promise<void>;
   /**
    * Removes containers synchronously (force). For process-exit hooks only, where no
    * asynchronous work can run. Best effort; returns the ids it could not remove.

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import Docker from 'dockerode';
 import { SandboxError } from '../errors.js';
 import type {
@@ -447,6 +448,7 @@ export class DockerEngine implements ContainerEngine {
     try {
       stream = await openExecStream(this.transport, exec.id, (buf, start, end) => demux.push(buf.subarray(start, end)), {
         ...(spec.stdin ? { stdin: spec.stdin } : {}),
+        ...(spec.background ? { background: true } : {}),
       });
     } catch (e) {
       if (e instanceof ExecStartError) {
@@ -502,11 +504,14 @@ export class DockerEngine implements ContainerEngine {
     return stat;
   }
 
-  async extractArchive(id: string, path: string, archive: Buffer): Promise<void> {
+  async extractArchive(id: string, path: string, archive: Buffer | AsyncIterable<Buffer>): Promise<void> {
     try {
       // dockerode sends the options as the query, in the engine's own names. Owners are the
       // archive's own (copyUIDGID fails for a user missing from the image's passwd).
-      await this.docker.getContainer(id).putArchive(archive, { path, noOverwriteDirNonDir: true });
+      await this.docker.getContainer(id).putArchive(Buffer.isBuffer(archive) ? archive : Readable.from(archive), {
+        path,
+        noOverwriteDirNonDir: true,
+      });
     } catch (e) {
       const err = asHttpError(e);
       if (containerGone(err) && !(await this.inspectContainer(id))) throw goneError(id, e);

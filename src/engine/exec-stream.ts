@@ -1,5 +1,7 @@
+import { once } from 'node:events';
 import net from 'node:net';
 import tls from 'node:tls';
+import type { ExecInput } from './container-engine.js';
 
 /**
  * Starting an exec and reading its output over a connection of our own, not through
@@ -21,8 +23,8 @@ import tls from 'node:tls';
  * engines that ignore the upgrade, `200 OK`) and the connection then carries the raw
  * multiplexed stream until the process ends. Any other status is an error, with a JSON
  * body `{ "message": ... }`. With `stdin`, the exec was created with AttachStdin: the bytes
- * are written once the stream is live (and, when they are a promise, it has settled), and
- * the write half closed (the command sees EOF).
+ * are written once the stream is live (when they are a promise, once it has settled; when
+ * they are a stream, as it gives them), and the write half closed (the command sees EOF).
  */
 
 /** How to open a connection to the engine. */
@@ -67,7 +69,7 @@ export function openExecStream(
   transport: EngineTransport,
   execId: string,
   onBytes: (buf: Buffer, start: number, end: number) => void,
-  options: { answerTimeoutMs?: number; stdin?: Buffer | Promise<Buffer> } = {},
+  options: { answerTimeoutMs?: number; stdin?: ExecInput; background?: boolean } = {},
 ): Promise<ExecStream> {
   const answerTimeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   return new Promise((resolveOpen, rejectOpen) => {
@@ -129,15 +131,7 @@ export function openExecStream(
         clearTimeout(answerTimer);
         phase = 'stream';
         resolveOpen({ ended, destroy: () => socket?.destroy() });
-        // The command's stdin: written whole, then our half of the connection is closed,
-        // which the engine passes on as the end of the command's input.
-        // A promise that fails ends the input empty.
-        if (Buffer.isBuffer(options.stdin)) socket?.end(options.stdin);
-        else if (options.stdin)
-          options.stdin.then(
-            (bytes) => socket?.end(bytes),
-            () => socket?.end(),
-          );
+        if (options.stdin && socket) writeInput(socket, options.stdin);
         if (rest.length) onBytes(rest, 0, rest.length);
         return;
       }
@@ -181,6 +175,7 @@ export function openExecStream(
       return failOpen(e as Error);
     }
     socket = connected;
+    if (options.background) connected.unref();
     connected.on(transport.kind === 'tls' ? 'secureConnect' : 'connect', () => connected.write(request));
     // An engine that takes the connection but never answers would hold the command forever.
     answerTimer = setTimeout(
@@ -209,6 +204,34 @@ export function openExecStream(
       }
     });
   });
+}
+
+/**
+ * Writes a command's stdin, then closes our half of the connection, which the engine passes
+ * on as the end of the command's input. A promise or a stream that fails ends the input there.
+ */
+function writeInput(socket: net.Socket, input: ExecInput): void {
+  if (Buffer.isBuffer(input)) {
+    socket.end(input);
+  } else if (input instanceof Promise) {
+    input.then(
+      (bytes) => socket.end(bytes),
+      () => socket.end(),
+    );
+  } else {
+    void (async () => {
+      try {
+        for await (const chunk of input) {
+          if (socket.destroyed) return;
+          if (!socket.write(chunk)) await Promise.race([once(socket, 'drain'), once(socket, 'close')]);
+        }
+      } finally {
+        if (!socket.destroyed) socket.end();
+      }
+    })().catch(() => {
+      // The connection closed under the writer: the output side reports how the command ended.
+    });
+  }
 }
 
 interface ResponseHead {

@@ -7,35 +7,11 @@
  * unlike a tmpfs mount) keeps its size cap and goes with the container.
  */
 import { randomBytes } from 'node:crypto';
-import { docker, dockerOk, engineSuite, MINIMAL_IMAGE, newTestSessionId, withManager } from '../support/engine.js';
+import { docker, dockerOk, engineSuite, eventsOf, MINIMAL_IMAGE, newTestSessionId, withManager } from '../support/engine.js';
 import { LABEL } from '../../src/sandbox/labels.js';
 import { sandboxError } from '../support/sandbox-error.js';
 
 engineSuite('archive-writes');
-
-interface EngineEvent {
-  Action?: string;
-  status?: string;
-}
-
-/** The engine's events for one container between two times (seconds, fractions allowed). */
-async function eventsOf(id: string, since: number, until: number): Promise<EngineEvent[]> {
-  const out = await dockerOk([
-    'events',
-    '--since',
-    since.toFixed(3),
-    '--until',
-    until.toFixed(3),
-    '--filter',
-    `container=${id}`,
-    '--format',
-    '{{json .}}',
-  ]);
-  return out
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as EngineEvent);
-}
 
 test('a write is an archive extraction: the engine reports extract-to-dir, and no command line carries the content', async () => {
   await withManager(async (manager) => {

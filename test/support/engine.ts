@@ -359,7 +359,7 @@ export class RecordingEngine implements ContainerEngine {
     this.calls.push('statPath');
     return this.inner.statPath(id, path);
   }
-  extractArchive(id: string, path: string, archive: Buffer): Promise<void> {
+  extractArchive(id: string, path: string, archive: Buffer | AsyncIterable<Buffer>): Promise<void> {
     this.calls.push('extractArchive');
     return this.inner.extractArchive(id, path, archive);
   }
@@ -398,4 +398,28 @@ export function sharedSandbox(
       await finished;
     },
   };
+}
+
+export interface EngineEvent {
+  Action?: string;
+  status?: string;
+}
+
+/** The engine's events for one container between two times (seconds, fractions allowed). */
+export async function eventsOf(id: string, since: number, until: number): Promise<EngineEvent[]> {
+  const out = await dockerOk([
+    'events',
+    '--since',
+    since.toFixed(3),
+    '--until',
+    until.toFixed(3),
+    '--filter',
+    `container=${id}`,
+    '--format',
+    '{{json .}}',
+  ]);
+  return out
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as EngineEvent);
 }

@@ -89,7 +89,7 @@ export interface FakeContainer {
   /** What statPath answers, by absolute path (a test sets it); absent paths are undefined. */
   paths: Map<string, PathStat>;
   /** Archives extracted, in order. */
-  extracted: Array<{ path: string; archive: Buffer }>;
+  extracted: Array<{ path: string; archive: Buffer | AsyncIterable<Buffer> }>;
 }
 
 interface Failure {
@@ -462,7 +462,7 @@ export class FakeEngine implements ContainerEngine {
     return c.paths.get(path);
   }
 
-  async extractArchive(id: string, path: string, archive: Buffer): Promise<void> {
+  async extractArchive(id: string, path: string, archive: Buffer | AsyncIterable<Buffer>): Promise<void> {
     this.record({ method: 'extractArchive', args: [id, path, archive] });
     const c = this.find(id);
     if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`);
