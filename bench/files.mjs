@@ -57,7 +57,7 @@ try {
   console.log(
     `\n${r1 <= 1.0 ? 'PASS' : 'FAIL'} 8. writeContainerFile 10 MB / docker cp: ${fmtRatio(r1)} (${fmtMs(ours)} vs ${fmtMs(cli)}) (limit <= 1.00x)`,
   );
-  // Reference: 1 MB, where the fixed costs (a lookup, an extraction, an exec; the CLI's start) dominate.
+  // Reference: 1 MB, where the fixed costs (a lookup, an extraction, a move; the CLI's start) dominate.
   const small = randomBytes(MiB);
   const smallFile = join(tmp, 'one.bin');
   writeFileSync(smallFile, small);

@@ -5,14 +5,11 @@
 # working folder itself, is renamed into the checked folder by relative name. A symlink or
 # `..` that leads out of the working folder is refused (exit 3, the real path on stderr),
 # however it was made or swapped.
-# Exit codes: 3 outside, 4 not found, 5 wrong type (a folder, a pipe, a file), 6 cannot write, 7 too large.
+# Exit codes: 3 outside, 4 not found, 5 wrong type (a folder, a pipe, a file), 6 cannot write, 7 too large,
+# 2 a request it cannot read.
 #   read <wd> <path> <first> <last> <maxbytes>   header line, then lines first..last (text)
 #   get  <wd> <path> <maxbytes>                  the file's bytes (exit 7 when larger)
-#   place <wd> <path> <staged>                   checks, then on "go" from stdin moves <wd>/<staged>
-#                                                (put there meanwhile through the engine's archive
-#                                                API) to the file; prints "new=0|1"; exit 9 when not "go"
-#   discard <wd> <staged>                        removes <wd>/<staged> (a write that failed)
-#   ids <wd>                                     "<uid> <gid>" of the user running it
+#   serve <wd>                                   the mover of written files, long-lived: see place_staged
 #   list <wd> <path> <depth>                     "<type> <size> <name>\0" per entry
 op=$1
 wd=$2
@@ -50,6 +47,59 @@ open_file() {
 dir=${p%/*}
 base=${p##*/}
 [ -n "$dir" ] || dir=/
+# Moves <wd>/<staged>, put there by the engine's archive API (which writes as root, following
+# links), to the file $p after the checks every operation makes, as the container user: its
+# permissions apply. An existing file keeps its mode and owner. Prints "new=0|1". However it
+# ends, the staged copy is gone after it. Runs in a subshell of its own (it exits).
+place_staged() {
+  st=$rwd/$1
+  trap 'rm -f -- "$st" 2> /dev/null' EXIT
+  if [ ! -d "$dir" ]; then
+    # The deepest folder that exists must be inside before anything is created under it.
+    d=$dir
+    while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done
+    (enter "$d") || exit $?
+    mkdir -p -- "$dir" 2> /dev/null || { printf 'cannot create the folder %s (read-only file system?)\n' "$dir" >&2; exit 6; }
+  fi
+  enter "$dir"
+  if [ -L "$base" ]; then
+    t=$(readlink -f -- "$base") || { printf 'a link that leads nowhere: %s\n' "$p" >&2; exit 4; }
+    inside "$t" || outside "$t"
+    enter "${t%/*}"
+    base=${t##*/}
+  fi
+  [ -d "$base" ] && { printf 'a folder, not a file: %s\n' "$p" >&2; exit 5; }
+  new=1
+  [ -e "$base" ] && new=0
+  # What this user may not do is refused here, as its own write would be.
+  if [ "$new" = 1 ]; then
+    [ -w . ] || { printf 'cannot create %s in %s (read-only, or not writable by the container user)\n' "$base" "$here" >&2; exit 6; }
+  else
+    [ -f "$base" ] || { printf 'not a file: %s\n' "$p" >&2; exit 5; }
+    if [ ! -w "$base" ] || [ ! -w . ]; then
+      printf 'cannot write %s (read-only, or not writable by the container user)\n' "$p" >&2
+      exit 6
+    fi
+  fi
+  if [ ! -f "$st" ] || [ -L "$st" ]; then
+    printf 'the staged copy of %s is gone\n' "$p" >&2
+    exit 6
+  fi
+  if [ "$new" = 0 ]; then
+    # One stat for both (a fork is most of a move's time); changed only where they differ.
+    # shellcheck disable=SC2046 # split: mode and owner of the file, then of the staged copy
+    set -- $(stat -c '%a %u:%g' -- "$base" "$st" 2> /dev/null)
+    [ "$1" = "$3" ] || chmod "$1" "$st" 2> /dev/null
+    [ "$2" = "$4" ] || chown "$2" "$st" 2> /dev/null
+  fi
+  # -T: the name is replaced, never a folder (or a link to one) written into.
+  mv -fT -- "$st" "$base" 2> /dev/null || {
+    printf 'cannot write %s in %s (a read-only file system, or a full one?)\n' "$base" "$here" >&2
+    exit 6
+  }
+  trap - EXIT
+  printf 'new=%s\n' "$new"
+}
 case "$op" in
   read)
     enter "$dir"
@@ -78,66 +128,56 @@ case "$op" in
     [ "$size" -le "$4" ] || { printf 'larger than %s bytes (%s)\n' "$4" "$size" >&2; exit 7; }
     head -c "$4" < "/proc/$$/fd/3"
     ;;
-  place)
-    # Runs while the engine stages the file: stdin says "go" once it is there. However this
-    # ends, the staged copy is removed (once the engine is done with it: the line, or EOF).
-    st=$rwd/$4
-    trap 'read -r _; rm -f -- "$st" 2> /dev/null' EXIT
-    if [ ! -d "$dir" ]; then
-      # The deepest folder that exists must be inside before anything is created under it.
-      d=$dir
-      while [ ! -d "$d" ]; do d=${d%/*}; [ -n "$d" ] || d=/; done
-      (enter "$d") || exit $?
-      mkdir -p -- "$dir" 2> /dev/null || { printf 'cannot create the folder %s (read-only file system?)\n' "$dir" >&2; exit 6; }
-    fi
-    enter "$dir"
-    if [ -L "$base" ]; then
-      t=$(readlink -f -- "$base") || { printf 'a link that leads nowhere: %s\n' "$p" >&2; exit 4; }
-      inside "$t" || outside "$t"
-      enter "${t%/*}"
-      base=${t##*/}
-    fi
-    [ -d "$base" ] && { printf 'a folder, not a file: %s\n' "$p" >&2; exit 5; }
-    new=1
-    [ -e "$base" ] && new=0
-    # The file comes through the engine's archive API, which writes as root: what this user
-    # may not do is refused here, as its own write would be.
-    if [ "$new" = 1 ]; then
-      [ -w . ] || { printf 'cannot create %s in %s (read-only, or not writable by the container user)\n' "$base" "$here" >&2; exit 6; }
-    else
-      [ -f "$base" ] || { printf 'not a file: %s\n' "$p" >&2; exit 5; }
-      if [ ! -w "$base" ] || [ ! -w . ]; then
-        printf 'cannot write %s (read-only, or not writable by the container user)\n' "$p" >&2
-        exit 6
-      fi
-    fi
-    read -r go || go=
-    [ "$go" = go ] || exit 9
-    if [ ! -f "$st" ] || [ -L "$st" ]; then
-      printf 'the staged copy of %s is gone\n' "$p" >&2
-      exit 6
-    fi
-    # An existing file keeps its mode and owner.
-    if [ "$new" = 0 ] && [ -f "$base" ]; then
-      chmod "$(stat -c %a -- "$base")" "$st" 2> /dev/null
-      chown "$(stat -c %u:%g -- "$base")" "$st" 2> /dev/null
-    fi
-    # -T: the name is replaced, never a folder (or a link to one) written into.
-    mv -fT -- "$st" "$base" 2> /dev/null || {
-      printf 'cannot write %s in %s (a read-only file system, or a full one?)\n' "$base" "$here" >&2
-      exit 6
-    }
-    printf 'new=%s\n' "$new"
-    ;;
-  discard)
-    rm -f -- "$rwd/$3"
-    ;;
-  ids)
-    # The user's effective ids (what the engine's writes are made to be owned by), read without a fork.
+  serve)
+    # One per container, for as long as it is used: a write costs no new command in the
+    # container (starting one takes the engine about as long as extracting 10 MB).
+    # Requests on stdin, a line each; a path's bytes other than [A-Za-z0-9._/-] are escaped
+    # as \0ooo (octal), so no name can break a line or a field:
+    #   place <id> <staged> <path>     place_staged, in a subshell
+    #   discard <id> <staged>          removes the staged copy
+    # Answers on stdout, each "<id>\0<exit>\0<text>\0" (the text: what it printed, both
+    # streams; no path holds a NUL). The first, id 0, is "<uid> <gid>" of this user, read
+    # without a fork: what the engine's writes are made to be owned by. The input's end ends it.
     while read -r k _ e _; do
       case "$k" in Uid:) uid=$e ;; Gid:) gid=$e ;; esac
     done < "/proc/$$/status"
-    printf '%s %s\n' "$uid" "$gid"
+    printf '%s\000%s\000%s %s\000' 0 0 "$uid" "$gid"
+    cd /
+    while read -r kind id st enc; do
+      # The staged name is ours: ".gcd-write-" and hex, nothing that could lead elsewhere.
+      case "$kind" in place | discard) ;; *) kind=bad ;; esac
+      case "$id" in "" | *[!0-9]*) kind=bad ;; esac
+      case "${st#.gcd-write-}" in "$st" | "" | *[!0-9a-f]*) kind=bad ;; esac
+      case "$kind" in
+        bad)
+          printf '%s\000%s\000%s\000' 0 2 "file-op: a request it cannot read"
+          continue
+          ;;
+        discard)
+          rm -f -- "$rwd/$st"
+          printf '%s\000%s\000\000' "$id" $?
+          continue
+          ;;
+      esac
+      # Decoded only when escaped (a fork saved for plain names).
+      case "$enc" in
+        *\\*) p=$(printf '%bx' "$enc") && p=${p%x} ;;
+        *) p=$enc ;;
+      esac
+      case "$p" in /*) ;; *) p="$wd/$p" ;; esac
+      dir=${p%/*}
+      base=${p##*/}
+      [ -n "$dir" ] || dir=/
+      out=$(
+        exec 2>&1
+        if ! cd -P -- "$wd" 2> /dev/null || [ "$PWD" != "$rwd" ]; then
+          printf 'the working folder %s has moved or gone\n' "$wd"
+          exit 3
+        fi
+        place_staged "$st"
+      )
+      printf '%s\000%s\000%s\000' "$id" $? "$out"
+    done
     ;;
   list)
     enter "$p"

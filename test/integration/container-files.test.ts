@@ -164,6 +164,18 @@ describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
     });
   });
 
+  test('a write over an existing file keeps its mode and owner, whichever of them differs from a new file', async () => {
+    await withSandbox(async (sb) => {
+      const me = (await sb.exec('id -u; id -g')).stdout.trim().split('\n').join(':');
+      await sb.exec('for f in mode owner both same; do echo old > $f; done; chmod 600 mode; chmod 755 both; chmod 644 owner both same');
+      await sb.exec('chmod 700 both && chown 4321:4321 owner both');
+      for (const f of ['mode', 'owner', 'both', 'same']) expect(await sb.writeFile(f, `new ${f}\n`)).toMatchObject({ created: false });
+      expect((await sb.exec('stat -c "%n %a %u:%g" mode owner both same; cat mode owner both same')).stdout).toBe(
+        `mode 600 ${me}\nowner 644 4321:4321\nboth 700 4321:4321\nsame 644 ${me}\nnew mode\nnew owner\nnew both\nnew same\n`,
+      );
+    });
+  });
+
   test('a folder swapped for a symlink to /etc while we write cannot lead the write out', async () => {
     await withSandbox(async (sb) => {
       await sb.exec('mkdir -p race');
