@@ -85,13 +85,21 @@ place_staged() {
     printf 'the staged copy of %s is gone\n' "$p" >&2
     exit 6
   fi
-  if [ "$new" = 0 ]; then
-    # One stat for both (a fork is most of a move's time); changed only where they differ.
-    # shellcheck disable=SC2046 # split: mode and owner of the file, then of the staged copy
-    set -- $(stat -c '%a %u:%g' -- "$base" "$st" 2> /dev/null)
-    [ "$1" = "$3" ] || chmod "$1" "$st" 2> /dev/null
-    [ "$2" = "$4" ] || chown "$2" "$st" 2> /dev/null
+  # One stat for both (a fork is most of a move's time): the staged copy, then the file.
+  # shellcheck disable=SC2046 # split: mode and owner of each
+  set -- $(stat -c '%a %u:%g' -- "$st" "$base" 2> /dev/null)
+  # The owner the host asked the engine for is what a greeting said, which a process of this
+  # user can forge: the copy must be this user's own (ids read by this process itself).
+  if [ "$2" != "$uid:$gid" ]; then
+    printf 'the staged copy of %s is owned by %s, not by the container user (%s)\n' "$p" "${2:-nobody}" "$uid:$gid" >&2
+    exit 6
   fi
+  # Staged 0600 (the engine sets a mode following links: a copy swapped for a link while it
+  # extracts can only tighten what it leads to); a new file is 0644, an existing one keeps
+  # its mode and owner, changed only where they differ.
+  [ "$new" = 1 ] && set -- "$1" "$2" 644 "$2"
+  [ "$1" = "$3" ] || chmod "$3" "$st" 2> /dev/null
+  [ "$2" = "$4" ] || chown "$4" "$st" 2> /dev/null
   # -T: the name is replaced, never a folder (or a link to one) written into.
   mv -fT -- "$st" "$base" 2> /dev/null || {
     printf 'cannot write %s in %s (a read-only file system, or a full one?)\n' "$base" "$here" >&2

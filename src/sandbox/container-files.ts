@@ -333,7 +333,10 @@ export class ContainerFiles {
         { data: { rule: 'container path', path } },
       );
     if (ownerLookup.status === 'rejected') throw ownerLookup.reason;
-    const archive = singleFileTar(staged, bytes, { mode: 0o644, ...ownerLookup.value });
+    // 0600: the engine sets the mode by path, following links, after it has written the file;
+    // a process of the user that swaps the copy for a link meanwhile can only tighten what
+    // the link leads to. The mover gives the file its real mode (and checks its owner).
+    const archive = singleFileTar(staged, bytes, { mode: 0o600, ...ownerLookup.value });
     let answer: MoverAnswer;
     try {
       await this.engine.extractArchive(this.containerId, this.workdir, archive).catch((e: unknown) => {

@@ -32,6 +32,9 @@ const REQUEST_TIMEOUT_MS = 60_000;
 /** An answer's field is a path or two and a sentence: anything longer is not an answer. */
 export const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** Answers for no request a mover may give before it is given up (it never gives one). */
+const MAX_UNASKED_ANSWERS = 3;
+
 /** A request's path, every byte but [A-Za-z0-9._/-] as a \0ooo escape (printf %b in the mover). */
 export function escapePath(path: string): string {
   let out = '';
@@ -96,6 +99,7 @@ class MoverProcess {
   private readonly waiting = new Map<number, Waiter>();
   private nextId = 1;
   private stderr = '';
+  private unasked = 0;
   private session: ExecSession | undefined;
 
   constructor(
@@ -174,7 +178,12 @@ class MoverProcess {
 
   private answered(id: number, answer: MoverAnswer): void {
     const w = this.waiting.get(id);
-    if (!w) return swallowed('an answer of the file mover nobody waits for', new Error(`${id}: ${answer.code} ${answer.text}`));
+    if (!w) {
+      // Not ours: written into its output by a process of the container user. A few are
+      // dropped; a stream of them (a NUL flood makes one every three bytes) ends this mover.
+      if (++this.unasked > MAX_UNASKED_ANSWERS) this.end(this.endedError('answers nobody asked for were written into its output'));
+      return;
+    }
     clearTimeout(w.timer);
     this.waiting.delete(id);
     w.resolve(answer);
@@ -236,11 +245,6 @@ export class FileMover {
     if (a.code !== 0) throw new Error(`removing ${staged}: exit ${a.code}`);
   }
 
-  /** Ends the mover (the container is going away). */
-  close(): void {
-    this.current?.end(new MoverEndedError('The file mover was closed.'));
-  }
-
   /** A request the mover ended under is sent once more, to a new one; other errors are the answer. */
   private async withRetry<T>(ask: (p: MoverProcess) => Promise<T>): Promise<T> {
     try {
@@ -252,6 +256,13 @@ export class FileMover {
         return await ask(this.process());
       } catch (again) {
         if (!(again instanceof MoverEndedError)) throw again;
+        // Ended twice: most often because the container itself stopped under it.
+        const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
+        if (state === undefined || (state && !state.running))
+          throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${this.containerId.slice(0, 12)} stopped during the write.`, {
+            cause: again,
+            data: { containerId: this.containerId },
+          });
         throw new SandboxError('FILE_OPERATION_FAILED', again.message, { cause: again, data: { reason: 'failed' } });
       }
     }

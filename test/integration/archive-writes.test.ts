@@ -7,7 +7,7 @@
  * unlike a tmpfs mount) keeps its size cap and goes with the container.
  */
 import { randomBytes } from 'node:crypto';
-import { docker, dockerOk, engineSuite, eventsOf, MINIMAL_IMAGE, newTestSessionId, withManager } from '../support/engine.js';
+import { asRoot, docker, dockerOk, engineSuite, eventsOf, MINIMAL_IMAGE, newTestSessionId, withManager } from '../support/engine.js';
 import { LABEL } from '../../src/sandbox/labels.js';
 import { sandboxError } from '../support/sandbox-error.js';
 
@@ -38,9 +38,9 @@ test('the engine writes as root, but only what the container user may: a root-ow
       const sb = await manager.start({ image: MINIMAL_IMAGE });
       // As root (without capabilities: what it makes is simply root's), beside the sandbox's own user:
       // a folder the user may not write, a file it may not change in a folder it may.
-      await dockerOk(['exec', '-u', '0', sb.id, 'sh', '-c', 'chmod 1777 /workspace && mkdir /workspace/roots']);
+      await asRoot(sb.id, 'chmod 1777 /workspace && mkdir /workspace/roots');
       await sb.exec('mkdir mine && chmod 777 mine');
-      await dockerOk(['exec', '-u', '0', sb.id, 'sh', '-c', 'echo root > /workspace/mine/locked && chmod 444 /workspace/mine/locked']);
+      await asRoot(sb.id, 'echo root > /workspace/mine/locked && chmod 444 /workspace/mine/locked');
       const inRoots = await sandboxError(() => sb.writeFile('roots/new.txt', 'x'));
       expect(inRoots).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'cannot write' } });
       expect(inRoots.message).toMatch(/not writable by the container user/);
@@ -48,15 +48,7 @@ test('the engine writes as root, but only what the container user may: a root-ow
       expect(locked).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'cannot write' } });
       const editLocked = await sandboxError(() => sb.editFile('mine/locked', 'root', 'mine'));
       expect(editLocked.code).toBe('FILE_OPERATION_FAILED');
-      const listed = await dockerOk([
-        'exec',
-        '-u',
-        '0',
-        sb.id,
-        'sh',
-        '-c',
-        'ls -A /workspace/roots; cat /workspace/mine/locked; ls -A /workspace',
-      ]);
+      const listed = await asRoot(sb.id, 'ls -A /workspace/roots; cat /workspace/mine/locked; ls -A /workspace');
       // Nothing written, nothing staged left behind.
       expect(listed).toBe('root\nmine\nroots\n');
       // What the user may write is written, and is the user's.

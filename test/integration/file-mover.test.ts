@@ -12,8 +12,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Sandbox } from '../../src/index.js';
 import { SandboxError } from '../../src/errors.js';
+import { DockerEngine } from '../../src/engine/docker-engine.js';
+import { FileMover } from '../../src/sandbox/file-mover.js';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
-import { docker, dockerOk, engineSuite, eventsOf, MINIMAL_IMAGE, waitFor, withManager } from '../support/engine.js';
+import { asRoot, docker, dockerOk, engineSuite, eventsOf, MINIMAL_IMAGE, waitFor, withManager } from '../support/engine.js';
 import { tempDir } from '../support/temp-dirs.js';
 
 engineSuite('file-mover');
@@ -27,7 +29,7 @@ async function moverPids(sb: Sandbox): Promise<string[]> {
 }
 
 async function stagedLeft(sb: Sandbox): Promise<string> {
-  return (await dockerOk(['exec', '-u', '0', sb.id, 'sh', '-c', 'ls -A /workspace | grep "^.gcd-write-" || true'])).trim();
+  return (await asRoot(sb.id, 'ls -A /workspace | grep "^.gcd-write-" || true')).trim();
 }
 
 test('one mover for every write: no new command in the container per write, and one process', async () => {
@@ -137,13 +139,85 @@ test("a process of the container user writing into the mover's input or output c
     await sb.exec(`printf '77\\0000\\000new=1\\000' > /proc/${pid}/fd/1`);
     expect(await sb.writeFile('c.txt', 'c\n')).toMatchObject({ bytesWritten: 2, created: true });
     // A flood with no end of an answer: not kept; that mover is given up, a new one serves.
-    const flood = await sb.exec(`head -c 2000000 /dev/zero | tr '\\0' A > /proc/${pid}/fd/1`);
+    // (The injected requests' answers and the forged one may have used up its allowance of
+    // answers for nobody already: the mover is looked up again.)
+    const [current] = await moverPids(sb);
+    const flood = await sb.exec(`head -c 2000000 /dev/zero | tr '\\0' A > /proc/${current}/fd/1`);
     expect(flood.exitCode).toBe(0);
     expect(await sb.writeFile('d.txt', 'd\n')).toMatchObject({ bytesWritten: 2, created: true });
-    expect(await moverPids(sb)).not.toContain(pid);
-    expect((await sb.exec('cat b.txt c.txt d.txt')).stdout).toBe('b\nc\nd\n');
+    expect(await moverPids(sb)).not.toContain(current);
+    // A flood of NULs (an answer every three bytes, for nobody): that mover is given up at once.
+    const [next] = await moverPids(sb);
+    const started = Date.now();
+    await sb.exec(`head -c 20000000 /dev/zero > /proc/${next}/fd/1`);
+    expect(await sb.writeFile('e.txt', 'e\n')).toMatchObject({ bytesWritten: 2, created: true });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await moverPids(sb)).not.toContain(next);
+    expect((await sb.exec('cat b.txt c.txt d.txt e.txt')).stdout).toBe('b\nc\nd\ne\n');
     expect((await dockerOk(['exec', sb.id, 'cat', '/etc/passwd'])).toString()).toBe(passwd);
     expect((await docker(['exec', sb.id, 'test', '-e', '/etc/shadow'])).code).not.toBe(0);
+  });
+});
+
+test('the container killed in the middle of writes: each lands or fails with CONTAINER_NOT_FOUND, none hangs', async () => {
+  await withManager(async (manager) => {
+    for (const warm of [false, true]) {
+      const sb = await manager.start({ image: MINIMAL_IMAGE });
+      if (warm) await sb.writeFile('warm.txt', 'x');
+      const writes = Array.from({ length: 6 }, (_, i) =>
+        sb.writeFile(`f${i}.bin`, randomBytes(4 * 1024 * 1024)).then(
+          () => 'ok',
+          (e: unknown) => (e instanceof SandboxError ? e.code : String(e)),
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 30));
+      await docker(['kill', sb.id]);
+      const outcomes = await Promise.all(writes);
+      for (const o of outcomes) expect(['ok', 'CONTAINER_NOT_FOUND']).toContain(o);
+      await sb.stop();
+    }
+  });
+}, 60_000);
+
+describe('as a user other than root (1000:1000): what the engine does as root cannot be turned on other files', () => {
+  const asUser = { overrides: { user: '1000:1000' } };
+
+  test('a staged copy swapped for a link while the engine extracts it: the file it leads to is never loosened', async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ image: MINIMAL_IMAGE });
+      await asRoot(sb.id, 'echo secret > /etc/secret && chmod 640 /etc/secret && chmod 777 /workspace');
+      // The swapper: each staged copy it sees is renamed away and replaced by a link to the secret.
+      const swapper = sb.exec(
+        'n=0; while [ ! -e /workspace/stop ]; do for f in /workspace/.gcd-write-*; do [ -f "$f" ] && [ ! -L "$f" ] && mv "$f" /workspace/stolen 2>/dev/null && ln -s /etc/secret "$f" && n=$((n+1)); done; done; echo "swapped $n"',
+        { timeoutMs: 120_000 },
+      );
+      const big = randomBytes(16 * 1024 * 1024);
+      for (let i = 0; i < 6; i++) {
+        await sb.writeFile(`big-${i}.bin`, big).catch((e: unknown) => expect(e).toBeInstanceOf(SandboxError));
+        expect((await sb.exec('cat /etc/secret')).exitCode).not.toBe(0);
+      }
+      await sb.exec('touch /workspace/stop');
+      const swapped = Number(/swapped (\d+)/.exec((await swapper).stdout)?.[1]);
+      expect(swapped).toBeGreaterThan(0);
+      const mode = (await dockerOk(['exec', '-u', '0', sb.id, 'stat', '-c', '%a %u', '/etc/secret'])).trim();
+      expect(['640 0', '600 0']).toContain(mode);
+    }, asUser);
+  }, 180_000);
+
+  test("a staged copy that is not the user's own (a greeting forged into the mover's output names root) is refused", async () => {
+    await withManager(async (manager, config) => {
+      const sb = await manager.start({ image: MINIMAL_IMAGE });
+      const mover = new FileMover(new DockerEngine(config.engine), sb.id, '/workspace');
+      expect(await mover.userIds()).toEqual({ uid: 1000, gid: 1000 });
+      await asRoot(sb.id, 'chmod 777 /workspace && echo x > /workspace/.gcd-write-0b && chmod 600 /workspace/.gcd-write-0b');
+      const refused = await mover.place('.gcd-write-0b', '/workspace/rooted.txt');
+      expect(refused.code).toBe(6);
+      expect(refused.text).toMatch(/owned by 0:0, not by the container user \(1000:1000\)/);
+      expect((await sb.exec('ls -A /workspace')).stdout).toBe('');
+      await sb.exec('echo mine > .gcd-write-0c && chmod 600 .gcd-write-0c');
+      expect(await mover.place('.gcd-write-0c', '/workspace/mine.txt')).toEqual({ code: 0, text: 'new=1' });
+      expect((await sb.exec('stat -c "%a %u:%g" mine.txt; cat mine.txt')).stdout).toBe('644 1000:1000\nmine\n');
+    }, asUser);
   });
 });
 

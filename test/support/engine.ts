@@ -423,3 +423,8 @@ export async function eventsOf(id: string, since: number, until: number): Promis
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as EngineEvent);
 }
+
+/** Runs a shell script in a container as root (beside the sandbox's own user), failing on a non-zero exit. */
+export function asRoot(id: string, script: string): Promise<string> {
+  return dockerOk(['exec', '-u', '0', id, 'sh', '-c', script]);
+}

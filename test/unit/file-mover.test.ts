@@ -85,10 +85,25 @@ describe('AnswerReader: answers cut anywhere by the stream', () => {
  * An engine whose execs are scripted movers: each gets the request lines and answers (or
  * ends) as `behave` says. Only `exec` is used by the mover.
  */
-function moverEngine(behave: (n: number, line: string) => string | 'end' | 'silent', options: { greet?: string; startError?: Error } = {}) {
+function moverEngine(
+  behave: (n: number, line: string) => string | 'end' | 'silent',
+  options: { greet?: string; startError?: Error; junk?: number } = {},
+) {
   const execs: ExecSpec[] = [];
   const requests: string[] = [];
   const engine = {
+    running: true,
+    async inspectContainer(id: string) {
+      return {
+        id,
+        name: id,
+        running: this.running,
+        status: this.running ? 'running' : 'exited',
+        oomKilled: false,
+        exitCode: null,
+        labels: {},
+      };
+    },
     async exec(_id: string, spec: ExecSpec, onOutput: (s: StreamId, c: Buffer) => void): Promise<ExecSession> {
       if (options.startError) throw options.startError;
       execs.push(spec);
@@ -105,6 +120,8 @@ function moverEngine(behave: (n: number, line: string) => string | 'end' | 'sile
             const line = pending.slice(0, nl);
             pending = pending.slice(nl + 1);
             requests.push(line);
+            if (options.junk && n === 1)
+              for (let j = 0; j < options.junk; j++) onOutput('stdout', Buffer.from(`99\u00000\u0000forged\u0000`));
             const how = behave(n, line);
             if (how === 'end') return finish({ exitCode: 137 });
             if (how !== 'silent') onOutput('stdout', Buffer.from(`${line.split(' ')[1]}\u0000${how}\u0000`));
@@ -115,7 +132,7 @@ function moverEngine(behave: (n: number, line: string) => string | 'end' | 'sile
       return { done, detach: () => undefined };
     },
   };
-  return { engine: engine as unknown as ContainerEngine, execs, requests };
+  return { engine: engine as unknown as ContainerEngine, execs, requests, setRunning: (r: boolean) => (engine.running = r) };
 }
 
 describe('FileMover: one long-lived mover, replaced when it ends', () => {
@@ -151,6 +168,22 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     expect(e.message).toMatch(/file mover in the container stopped: it ended \(exit 137\)/);
     expect(await mover.place('.gcd-write-02', '/workspace/x')).toEqual({ code: 0, text: 'new=1' });
     expect(execs).toHaveLength(3);
+  });
+
+  test('answers nobody asked for: a few are dropped; more end that mover, and the request goes to a new one', async () => {
+    const few = moverEngine(() => '0\u0000new=1', { junk: 3 });
+    expect(await new FileMover(few.engine, 'c1', '/workspace').place('.gcd-write-01', '/workspace/x')).toEqual({ code: 0, text: 'new=1' });
+    expect(few.execs).toHaveLength(1);
+    const many = moverEngine(() => '0\u0000new=1', { junk: 4 });
+    expect(await new FileMover(many.engine, 'c1', '/workspace').place('.gcd-write-01', '/workspace/x')).toEqual({ code: 0, text: 'new=1' });
+    expect(many.execs).toHaveLength(2);
+  });
+
+  test('ended twice because the container stopped: CONTAINER_NOT_FOUND', async () => {
+    const { engine, setRunning } = moverEngine(() => 'end');
+    setRunning(false);
+    const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace').place('.gcd-write-01', '/workspace/x'));
+    expect(e).toMatchObject({ code: 'CONTAINER_NOT_FOUND', data: { containerId: 'c1' } });
   });
 
   test("the engine's own error when it cannot start one (the container is gone), not a retry's", async () => {
