@@ -14,14 +14,24 @@
 op=$1
 wd=$2
 p=$3
-# After `cd -P` the shell's PWD is the physical path (read without a subshell: every fork counts).
-cd -P -- "$wd" 2> /dev/null || { echo "the working folder $wd does not exist" >&2; exit 4; }
-rwd=$PWD
-# The working folder must be itself, not a link to elsewhere (one swapped in from inside).
-[ "$rwd" = "$wd" ] || { printf 'the working folder %s leads to %s\n' "$wd" "$rwd" >&2; exit 3; }
-case "$p" in /*) ;; *) p="$wd/$p" ;; esac
+# Enter the working folder: it must be itself, not a link to elsewhere (one swapped in from
+# inside). After `cd -P` the shell's PWD is the physical path (read without a subshell:
+# every fork counts). Checked once per operation, and by the mover once per request.
+enter_workdir() {
+  cd -P -- "$wd" 2> /dev/null || { echo "the working folder $wd does not exist" >&2; exit 4; }
+  [ "$PWD" = "$wd" ] || { printf 'the working folder %s leads to %s\n' "$wd" "$PWD" >&2; exit 3; }
+}
+enter_workdir
+# The path asked for ($p), taken from the working folder when relative: its folder and name.
+split_path() {
+  case "$p" in /*) ;; *) p="$wd/$p" ;; esac
+  dir=${p%/*}
+  base=${p##*/}
+  [ -n "$dir" ] || dir=/
+}
+split_path
 inside() {
-  case "$1" in "$rwd" | "$rwd"/*) return 0 ;; esac
+  case "$1" in "$wd" | "$wd"/*) return 0 ;; esac
   return 1
 }
 outside() {
@@ -44,15 +54,12 @@ open_file() {
   inside "$real" || outside "$real"
   [ -f "/proc/$$/fd/3" ] || { printf 'not a file: %s\n' "$p" >&2; exit 5; }
 }
-dir=${p%/*}
-base=${p##*/}
-[ -n "$dir" ] || dir=/
 # Moves <wd>/<staged>, put there by the engine's archive API (which writes as root, following
 # links), to the file $p after the checks every operation makes, as the container user: its
 # permissions apply. An existing file keeps its mode and owner. Prints "new=0|1". However it
 # ends, the staged copy is gone after it. Runs in a subshell of its own (it exits).
 place_staged() {
-  st=$rwd/$1
+  st=$wd/$1
   trap 'rm -f -- "$st" 2> /dev/null' EXIT
   if [ ! -d "$dir" ]; then
     # The deepest folder that exists must be inside before anything is created under it.
@@ -162,7 +169,7 @@ case "$op" in
           continue
           ;;
         discard)
-          rm -f -- "$rwd/$st"
+          rm -f -- "$wd/$st"
           printf '%s\000%s\000\000' "$id" $?
           continue
           ;;
@@ -172,16 +179,10 @@ case "$op" in
         *\\*) p=$(printf '%bx' "$enc") && p=${p%x} ;;
         *) p=$enc ;;
       esac
-      case "$p" in /*) ;; *) p="$wd/$p" ;; esac
-      dir=${p%/*}
-      base=${p##*/}
-      [ -n "$dir" ] || dir=/
+      split_path
       out=$(
         exec 2>&1
-        if ! cd -P -- "$wd" 2> /dev/null || [ "$PWD" != "$rwd" ]; then
-          printf 'the working folder %s has moved or gone\n' "$wd"
-          exit 3
-        fi
+        enter_workdir
         place_staged "$st"
       )
       printf '%s\000%s\000%s\000' "$id" $? "$out"

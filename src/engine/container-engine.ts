@@ -119,8 +119,8 @@ export interface PathStat {
 
 export type StreamId = 'stdout' | 'stderr';
 
-/** A command's stdin: bytes, bytes known later, or a stream of them (a long-lived command's requests). */
-export type ExecInput = Buffer | Promise<Buffer> | AsyncIterable<Buffer>;
+/** A command's stdin: bytes, or a stream of them (a long-lived command's requests). */
+export type ExecInput = Buffer | AsyncIterable<Buffer>;
 
 export interface ExecSpec {
   cmd: string[];
@@ -129,9 +129,8 @@ export interface ExecSpec {
   user?: string;
   /**
    * Bytes for the command's stdin, then end of input. Without it the command has no stdin.
-   * A promise is written when it settles (one that fails ends the input empty): the command
-   * can start, and wait, before its input is known. A stream is written as it gives bytes,
-   * and the input ends with it: a long-lived command can take requests.
+   * A stream is written as it gives bytes, and the input ends with it: a long-lived command
+   * can take requests.
    */
   stdin?: ExecInput;
   /** Nobody waits on this command all the time (a long-lived helper): its connection does not keep the process alive. */

@@ -439,7 +439,7 @@ export class DockerEngine implements ContainerEngine {
         Tty: false,
       });
     } catch (e) {
-      throw gone(asHttpError(e)) ?? ((await this.endedUnder(containerId, e)) ? goneError(containerId, e) : this.fail(e, 'Start command'));
+      throw gone(asHttpError(e)) ?? (await this.goneOr(containerId, e, () => this.fail(e, 'Start command')));
     }
     // Output is read over a connection of our own into one reused buffer (exec-stream.ts):
     // the demuxer hands views of it to onOutput, which must copy what it keeps.
@@ -453,7 +453,7 @@ export class DockerEngine implements ContainerEngine {
     } catch (e) {
       if (e instanceof ExecStartError) {
         const err = { statusCode: e.statusCode, message: e.message };
-        throw gone(err) ?? ((await this.endedUnder(containerId, err)) ? goneError(containerId, err) : this.fail(err, 'Start command'));
+        throw gone(err) ?? (await this.goneOr(containerId, err, () => this.fail(err, 'Start command')));
       }
       throw this.fail(e, 'Start command');
     }
@@ -496,9 +496,7 @@ export class DockerEngine implements ContainerEngine {
     } catch (e) {
       // A HEAD answer has no body: 404 is the path or the container, which only asking tells.
       if (asHttpError(e).statusCode === 404 && (await this.inspectContainer(id))) return undefined;
-      throw containerGone(asHttpError(e)) || (await this.endedUnder(id, e))
-        ? goneError(id, e)
-        : this.fail(e, `Look up ${path} in container ${id.slice(0, 12)}`);
+      throw await this.goneOr(id, e, () => this.fail(e, `Look up ${path} in container ${id.slice(0, 12)}`));
     }
     const stat = parsePathStat(typeof header === 'string' ? header : undefined);
     if (!stat)
@@ -516,26 +514,28 @@ export class DockerEngine implements ContainerEngine {
       });
     } catch (e) {
       const err = asHttpError(e);
-      if (containerGone(err) && !(await this.inspectContainer(id))) throw goneError(id, e);
-      if (await this.endedUnder(id, e)) throw goneError(id, e);
-      if (err.statusCode === undefined || err.code) throw this.fail(e, `Write into ${path}`);
-      throw new SandboxError('FILE_OPERATION_FAILED', `The engine refused to write into ${path}: ${engineMessage(err)}`, {
-        cause: e,
-        data: { path, reason: 'cannot write', status: err.statusCode },
-      });
+      throw await this.goneOr(id, e, () =>
+        err.statusCode === undefined || err.code
+          ? this.fail(e, `Write into ${path}`)
+          : new SandboxError('FILE_OPERATION_FAILED', `The engine refused to write into ${path}: ${engineMessage(err)}`, {
+              cause: e,
+              data: { path, reason: 'cannot write', status: err.statusCode },
+            }),
+      );
     }
   }
 
   /**
-   * Whether an archive call the engine answered with an error failed because the container
-   * stopped or went under it ("removal in progress", "container is not running"): the
-   * container's own state says, not the message. An engine that cannot be asked says no.
+   * The error for a call the engine answered with an error: CONTAINER_NOT_FOUND when the
+   * container stopped or went under it ("removal in progress", "container is not running",
+   * "no such container"), which its own state says, not the message; `otherwise()` when not,
+   * or when the engine could not be asked.
    */
-  private async endedUnder(id: string, e: unknown): Promise<boolean> {
+  private async goneOr(id: string, e: unknown, otherwise: () => SandboxError): Promise<SandboxError> {
     const err = asHttpError(e);
-    if (err.statusCode === undefined || err.code) return false;
+    if (err.statusCode === undefined || err.code) return otherwise();
     const state = await this.inspectContainer(id).catch(() => null);
-    return state === undefined || (state !== null && !state.running);
+    return state === undefined || (state !== null && !state.running) ? goneError(id, e) : otherwise();
   }
 
   removeContainersSync(ids: string[], timeoutMs: number): string[] {

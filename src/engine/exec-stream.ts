@@ -23,8 +23,8 @@ import type { ExecInput } from './container-engine.js';
  * engines that ignore the upgrade, `200 OK`) and the connection then carries the raw
  * multiplexed stream until the process ends. Any other status is an error, with a JSON
  * body `{ "message": ... }`. With `stdin`, the exec was created with AttachStdin: the bytes
- * are written once the stream is live (when they are a promise, once it has settled; when
- * they are a stream, as it gives them), and the write half closed (the command sees EOF).
+ * are written once the stream is live (a stream's as it gives them), and the write half
+ * closed (the command sees EOF).
  */
 
 /** How to open a connection to the engine. */
@@ -208,16 +208,11 @@ export function openExecStream(
 
 /**
  * Writes a command's stdin, then closes our half of the connection, which the engine passes
- * on as the end of the command's input. A promise or a stream that fails ends the input there.
+ * on as the end of the command's input. A stream that fails ends the input there.
  */
 function writeInput(socket: net.Socket, input: ExecInput): void {
   if (Buffer.isBuffer(input)) {
     socket.end(input);
-  } else if (input instanceof Promise) {
-    input.then(
-      (bytes) => socket.end(bytes),
-      () => socket.end(),
-    );
   } else {
     void (async () => {
       try {

@@ -15,9 +15,9 @@ import { FILE_OP_SCRIPT } from './wrapper-protocol.js';
  * asking a running one costs a line each way (bench/files.mjs, target 8).
  *
  * The mover is started at the first request and again after it has ended (the container
- * user can kill it, as any of its processes; a command's timeout can take it with the
- * command's tree when it started after that command). A request in flight when it ends is
- * sent once more to a new one: the staged copy is still there unless it was moved.
+ * user can kill it, like every other process of its own; a command's timeout can take it
+ * with the command's tree when it started after that command). A request in flight when it
+ * ends is sent once more to a new one: the staged copy is still there unless it was moved.
  */
 
 /** What one request's operation printed, and its exit code (file-op.sh's codes). */
