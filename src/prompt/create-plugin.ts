@@ -7,6 +7,7 @@ import { createContainerFileHandlers } from './steps/step-ask-question/handlers/
 import { dockerSystemPrompt, installSystemPrompt } from './system-prompt.js';
 import { swallowed } from '../debug.js';
 import { prePullAtLoad } from './pre-pull-at-load.js';
+import { runningHost } from './host/host-profile.js';
 
 export type { DockerPluginOptions } from './plugin-runtime.js';
 
@@ -21,6 +22,7 @@ export type { DockerPluginOptions } from './plugin-runtime.js';
  */
 export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
   const runtime = createPluginRuntime(options);
+  const host = options.host?.profile ?? runningHost();
   installSystemPrompt(() => {
     let config;
     try {
@@ -29,8 +31,8 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
       config = undefined; // the first action will answer with the configuration error
       swallowed('configuration for the system prompt', e);
     }
-    return dockerSystemPrompt(config, { task: true });
-  });
+    return dockerSystemPrompt(config, { task: true }, host);
+  }, host);
   setTimeout(() => {
     void (async () => {
       try {

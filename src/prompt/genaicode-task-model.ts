@@ -1,6 +1,7 @@
 import type { ActionHandlerProps } from './host/genaicode-types.js';
 import type { HostServices } from './host/host-services.js';
 import type { TaskModel } from '../task/task-model.js';
+import { callModel } from './host/model-call.js';
 
 /**
  * The task loop's model port on the running GenAIcode: steps on the cheapest tier
@@ -9,17 +10,17 @@ import type { TaskModel } from '../task/task-model.js';
  */
 export function genaicodeTaskModel(props: ActionHandlerProps, host: HostServices): TaskModel {
   return {
-    call: (tier, request) =>
-      props.generateContentFn(
-        [
-          { type: 'systemPrompt', systemPrompt: request.system },
-          { type: 'user', text: request.prompt },
-        ],
-        request.functions,
-        null,
-        0.2,
-        tier === 'step' ? host.liteModel : host.defaultModel,
-        props.options,
-      ),
+    call: async (tier, request) =>
+      (
+        await callModel(host.profile, props.generateContentFn, props.options, {
+          prompt: [
+            { type: 'systemPrompt', systemPrompt: request.system },
+            { type: 'user', text: request.prompt },
+          ],
+          functionDefs: request.functions,
+          tier: tier === 'step' ? 'lite' : 'default',
+          temperature: 0.2,
+        })
+      ).calls,
   };
 }

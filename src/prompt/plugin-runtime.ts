@@ -51,9 +51,7 @@ function displaySafeHost(host: HostServices): HostServices {
     systemMessage: (text, data) => host.systemMessage(displayText(text, 2000), data),
     abortSignal: () => host.abortSignal(),
     onConversationEnd: (listener) => host.onConversationEnd(listener),
-    liteModel: host.liteModel,
-    cheapModel: host.cheapModel,
-    defaultModel: host.defaultModel,
+    profile: host.profile,
   };
 }
 

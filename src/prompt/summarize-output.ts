@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod/v4';
 import { showInvisible } from '../display-text.js';
 import { functionDef } from '../function-def.js';
-import type { GenerateContentFunction } from './host/genaicode-types.js';
+import type { ActionHandlerProps } from './host/genaicode-types.js';
+import type { HostProfile } from './host/host-profile.js';
+import { callModel } from './host/model-call.js';
 import type { OutputSummarizer } from '../answer/command-answer.js';
 
 const SummaryArgs = z.object({
@@ -34,22 +36,20 @@ export function summarizePrompt(input: Parameters<OutputSummarizer>[0]): string 
 }
 
 /** The lite-model summarizer: one standalone call (not the whole conversation), one function definition. */
-export function liteModelSummarizer(generateContentFn: GenerateContentFunction, modelType: string, hostOptions: object): OutputSummarizer {
+export function liteModelSummarizer(host: HostProfile, props: Pick<ActionHandlerProps, 'generateContentFn' | 'options'>): OutputSummarizer {
   return async (input) => {
-    const calls = await generateContentFn(
-      [
+    const { calls } = await callModel(host, props.generateContentFn, props.options, {
+      prompt: [
         {
           type: 'systemPrompt',
           systemPrompt: 'You summarize shell command output for a coding assistant. Be factual; quote error messages exactly.',
         },
         { type: 'user', text: showInvisible(summarizePrompt(input)) },
       ],
-      [SUMMARIZE_OUTPUT_DEF],
-      null,
-      0.2,
-      modelType,
-      hostOptions,
-    );
+      functionDefs: [SUMMARIZE_OUTPUT_DEF],
+      tier: 'lite',
+      temperature: 0.2,
+    });
     const call = calls.find((c) => c.name === SUMMARIZE_OUTPUT_DEF.name);
     const parsed = SummaryArgs.safeParse(call?.args);
     if (!parsed.success) throw new Error('the summarizer did not return summarizeOutput { summary }');

@@ -1,13 +1,16 @@
 import type { Config } from '../config/config-schema.js';
+import { NO_HOST, type HostProfile } from './host/host-profile.js';
+import { swallowed } from '../debug.js';
 
 /**
- * Our section of GenAIcode's system prompt: what the Docker actions are and how to use them.
- * GenAIcode caps its system prompt and its own part uses most of it: keep this short.
+ * Our section of GenAIcode's system prompt: what the Docker actions are and how to use them,
+ * in the words of the host that loaded us (its dispatcher is askQuestion in 0.9.5, iterate
+ * in 1.x). GenAIcode caps its system prompt and its own part uses most of it: keep this short.
  */
-export function dockerSystemPrompt(config: Config | undefined, actions: { task: boolean }): string {
+export function dockerSystemPrompt(config: Config | undefined, actions: { task: boolean }, host: HostProfile = NO_HOST): string {
   const lines = [
     '## Docker sandbox (genaicode-docker)',
-    'Docker actions now available (askQuestion actionType):',
+    `Docker actions now available (the actionType of ${host.dispatcher}; always with the plugin: prefix):`,
     '• plugin:startContainer({ image, name? })',
     '• plugin:runCommand({ containerId, cmd, timeoutMs? })',
     '• plugin:stopContainer({ containerId })',
@@ -21,8 +24,12 @@ export function dockerSystemPrompt(config: Config | undefined, actions: { task: 
       'For complex tasks in an isolated environment:',
       '• plugin:runContainerTask({ image, taskDescription })',
       'Use it to execute multi-step command-line tasks; give a clear, step-by-step description. It starts the container, runs commands until the task is done, cleans up, and returns { success, summary, logPath }.',
-      "Example: runContainerTask({ image: 'genaicode-docker/sandbox-python:latest', taskDescription: 'Write fib.py printing the first 10 Fibonacci numbers, run it, and check the output.' })",
+      "Example: plugin:runContainerTask({ image: 'genaicode-docker/sandbox-python:latest', taskDescription: 'Write fib.py printing the first 10 Fibonacci numbers, run it, and check the output.' })",
     );
+    if (host.builtinContainerTask)
+      lines.push(
+        "GenAIcode's own runContainerTask (no plugin: prefix) is a different action without these limits and logs: use plugin:runContainerTask.",
+      );
   }
   if (config?.codeExecute.enabled ?? true) {
     const c = config?.codeExecute;
@@ -52,8 +59,10 @@ interface GenaicodeConfigModule {
  * config module is itself suspended while it loads plugins, so awaiting it here would
  * deadlock; the promise settles before the first model call.
  */
-export function installSystemPrompt(section: () => string): void {
-  void import('genaicode/main/config.js').then(
+export function installSystemPrompt(section: () => string, host: HostProfile): void {
+  const url = host.moduleUrl('main/config.js');
+  if (!url) return; // not inside genaicode (library use, unit tests): nothing to extend
+  void import(url).then(
     (mod) => {
       const rc = (mod as unknown as GenaicodeConfigModule).rcConfig;
       rc.importantContext ??= {};
@@ -61,6 +70,6 @@ export function installSystemPrompt(section: () => string): void {
       const text = section();
       if (!list.some((s) => s.startsWith('## Docker sandbox (genaicode-docker)'))) list.push(text);
     },
-    () => undefined, // not inside genaicode (library use, unit tests): nothing to extend
+    (e: unknown) => swallowed("genaicode's config module, for the system prompt", e),
   );
 }

@@ -12,9 +12,23 @@ import type {
   PromptItem,
 } from '../../src/prompt/host/genaicode-types.js';
 import type { HostServices } from '../../src/prompt/host/host-services.js';
+import type { HostProfile } from '../../src/prompt/host/host-profile.js';
 
 /** The model tiers the fake host names; distinct, so a test sees which one was asked. */
 export const TIERS = { lite: 'lite-tier', cheap: 'cheap-tier', default: 'default-tier' } as const;
+
+/** A host profile for unit tests: 0.9.5's conventions (or 1.x's), with the distinct tiers above. */
+export function fakeProfile(convention: HostProfile['convention'] = 'positional'): HostProfile {
+  return {
+    name: `fake GenAIcode (${convention})`,
+    convention,
+    dispatcher: convention === 'config' ? 'iterate' : 'askQuestion',
+    tiers: TIERS,
+    builtinContainerTask: convention === 'config',
+    showsResultAfterAbort: convention === 'positional',
+    moduleUrl: () => undefined,
+  };
+}
 
 export interface FakeHostOptions {
   /** The user's answer to each confirmation, in order; once used up, `otherwise`. @default [] */
@@ -25,21 +39,22 @@ export interface FakeHostOptions {
   signal?: AbortSignal;
   /** Makes systemMessage throw for texts it matches (a host UI that fails). */
   failSystemMessage?: RegExp;
+  /** @default fakeProfile('positional') */
+  profile?: HostProfile;
 }
 
 /** A HostServices that records every question and message. */
 export class FakeHost implements HostServices {
   readonly confirmations: Array<{ prompt: string; options: object }> = [];
   readonly messages: Array<{ text: string; data: unknown }> = [];
-  readonly liteModel = TIERS.lite;
-  readonly cheapModel = TIERS.cheap;
-  readonly defaultModel = TIERS.default;
+  readonly profile: HostProfile;
   signal: AbortSignal | undefined;
   private readonly answers: boolean[];
 
   constructor(private readonly options: FakeHostOptions = {}) {
     this.answers = [...(options.answers ?? [])];
     this.signal = options.signal;
+    this.profile = options.profile ?? fakeProfile();
   }
 
   async confirm(prompt: string, options: object): Promise<boolean> {
@@ -74,7 +89,7 @@ export class FakeHost implements HostServices {
   }
 }
 
-/** One call the plugin made to the model, as it was at the time of the call. */
+/** One call the plugin made to the model, as it was at the time of the call, whichever convention it came in. */
 export interface GenerateCall {
   /** A copy: the plugin may add to its array after the call. */
   prompt: PromptItem[];
@@ -83,14 +98,28 @@ export interface GenerateCall {
   temperature: number;
   modelType: string | undefined;
   options: object | undefined;
+  /** Which form the call had: 0.9.5's positional arguments or 1.x's config object. */
+  convention: HostProfile['convention'];
+  /** 1.x only: the config's expectedResponseType. */
+  expectedResponseType?: unknown;
 }
 
 /** One scripted answer: the calls to return, an error to throw, or a function of the request. */
-export type ScriptedAnswer = FunctionCall[] | Error | ((call: GenerateCall) => FunctionCall[] | Promise<FunctionCall[]>);
+export type ScriptedAnswer = FunctionCall[] | Error | { text: string } | ((call: GenerateCall) => FunctionCall[] | Promise<FunctionCall[]>);
+
+interface GenerateConfig {
+  modelType?: string;
+  temperature?: number;
+  functionDefs?: FunctionDef[];
+  requiredFunctionName?: string | null;
+  expectedResponseType?: unknown;
+}
 
 /**
  * The model behind `generateContentFn`: answers from a queue, in order; once the queue is
  * empty, `otherwise` answers (without it, an empty queue fails the call, and so the test).
+ * It speaks one host's convention (`convention`): 0.9.5's positional call answered with
+ * function calls, or 1.x's config call answered with parts; a call in the other form fails.
  */
 export class ScriptedModel {
   readonly calls: GenerateCall[] = [];
@@ -99,31 +128,54 @@ export class ScriptedModel {
   constructor(
     answers: ScriptedAnswer[] = [],
     private readonly otherwise?: (call: GenerateCall) => ScriptedAnswer,
+    readonly convention: HostProfile['convention'] = 'positional',
   ) {
     this.queue = [...answers];
   }
 
-  readonly generateContentFn: GenerateContentFunction = async (
-    prompt,
-    functionDefs,
-    requiredFunctionName,
-    temperature,
-    modelType,
-    options,
-  ) => {
-    const call: GenerateCall = {
-      prompt: structuredClone(prompt),
-      functionDefs: structuredClone(functionDefs),
-      requiredFunctionName,
-      temperature,
-      modelType,
-      options,
-    };
+  readonly generateContentFn: GenerateContentFunction = async (prompt, ...rest) => {
+    const positional = Array.isArray(rest[0]);
+    if (positional !== (this.convention === 'positional')) {
+      throw new Error(`ScriptedModel (${this.convention}): called in the ${positional ? 'positional' : 'config'} form`);
+    }
+    let call: GenerateCall;
+    if (positional) {
+      const [functionDefs, requiredFunctionName, temperature, modelType, options] = rest as [
+        FunctionDef[],
+        string | null,
+        number,
+        string | undefined,
+        object | undefined,
+      ];
+      call = {
+        prompt: structuredClone(prompt),
+        functionDefs: structuredClone(functionDefs),
+        requiredFunctionName,
+        temperature,
+        modelType,
+        options,
+        convention: 'positional',
+      };
+    } else {
+      const [config, options] = rest as [GenerateConfig, object | undefined];
+      call = {
+        prompt: structuredClone(prompt),
+        functionDefs: structuredClone(config.functionDefs ?? []),
+        requiredFunctionName: config.requiredFunctionName ?? null,
+        temperature: config.temperature ?? NaN,
+        modelType: config.modelType,
+        options,
+        convention: 'config',
+        expectedResponseType: config.expectedResponseType,
+      };
+    }
     this.calls.push(call);
     const answer = this.queue.shift() ?? this.otherwise?.(call);
     if (answer === undefined) throw new Error(`ScriptedModel: no answer left for call ${this.calls.length}`);
     if (answer instanceof Error) throw answer;
-    return typeof answer === 'function' ? answer(call) : answer;
+    const calls = typeof answer === 'function' ? await answer(call) : answer;
+    if (!Array.isArray(calls)) return positional ? [] : [{ type: 'text', text: calls.text }];
+    return positional ? calls : calls.map((functionCall) => ({ type: 'functionCall', functionCall }));
   };
 
   /** The function names offered in each call. */

@@ -1,4 +1,5 @@
 import { swallowed } from '../../debug.js';
+import { runningHost, type HostProfile } from './host-profile.js';
 
 /**
  * What the handlers need from the running GenAIcode, behind a small interface: unit tests
@@ -13,19 +14,16 @@ export interface HostServices {
   /** The live interrupt signal (genaicode replaces its controller every iteration). */
   abortSignal(): AbortSignal | undefined;
   /**
-   * Calls `listener` when a conversation ends by a step that ends the ask-question loop
+   * Calls `listener` when a conversation ends by a step that ends the dispatcher's loop
    * (the model's endConversation that the user confirmed, or a hand-off to code
    * generation), with that conversation's prompt (the array every handler of it gets).
    */
   onConversationEnd(listener: (conversation: object) => Promise<void>): void;
-  /** The cheapest model tier: 'lite' where the host has it, else 'cheap'. */
-  readonly liteModel: string;
-  readonly cheapModel: string;
-  readonly defaultModel: string;
+  /** Which GenAIcode this is: how its model is called, its dispatcher's name, its tiers. */
+  readonly profile: HostProfile;
 }
 
 interface GenaicodeRoot {
-  ModelType?: Record<string, string>;
   askUserForConfirmation?: (
     prompt: string,
     defaultValue: boolean,
@@ -44,20 +42,25 @@ type BuiltinHandler = ((props: { prompt?: unknown }) => Promise<{ breakLoop?: bo
 const WRAPPED = Symbol.for('genaicode-docker.conversation-end');
 const endListeners: Array<(conversation: object) => Promise<void>> = [];
 
+/** One of the host's modules: the instance the host itself runs, or by package name outside a located host. */
+function hostImport(profile: HostProfile, path: string): Promise<unknown> {
+  return import(profile.moduleUrl(path) ?? (path === 'index.js' ? 'genaicode' : `genaicode/${path}`));
+}
+
 /**
- * GenAIcode 0.9.5 has no conversation-end hook for plugins. Its built-in ask-question
- * handlers live in one exported, mutable table (step-ask-question-handlers.js), looked up
- * at each step: each is wrapped once, and a result that ends the loop (breakLoop) calls the
- * listeners before the step returns. A host without that table: containers are then
- * removed at exit or expiry (the listeners are never called).
+ * GenAIcode has no conversation-end hook for plugins. Its built-in handlers of the
+ * dispatcher's loop (askQuestion in 0.9.5, iterate in 1.x) live in one exported, mutable
+ * table, looked up at each step: each is wrapped once, and a result that ends the loop
+ * (breakLoop) calls the listeners before the step returns. Returns false when this host has
+ * no such table where we look (a later host that moved it again).
  */
-async function watchConversationEnds(): Promise<void> {
+async function watchConversationEnds(profile: HostProfile): Promise<boolean> {
+  if (!profile.handlerTable) return false;
   try {
     // The loop's own module registers the built-in handlers when it loads.
-    await import('genaicode/prompt/steps/step-ask-question/step-ask-question.js');
-    const { handlers } = (await import('genaicode/prompt/steps/step-ask-question/step-ask-question-handlers.js')) as unknown as {
-      handlers: Record<string, BuiltinHandler>;
-    };
+    await hostImport(profile, profile.handlerTable.loop);
+    const { handlers } = (await hostImport(profile, profile.handlerTable.table)) as { handlers?: Record<string, BuiltinHandler> };
+    if (typeof handlers !== 'object' || handlers === null || Object.keys(handlers).length === 0) return false;
     for (const [type, handler] of Object.entries(handlers)) {
       if (typeof handler !== 'function' || handler[WRAPPED]) continue;
       const wrapped: BuiltinHandler = async (props) => {
@@ -71,25 +74,31 @@ async function watchConversationEnds(): Promise<void> {
       wrapped[WRAPPED] = true;
       handlers[type] = wrapped;
     }
+    return true;
   } catch (e) {
     swallowed('watching for the end of conversations', e);
+    return false;
   }
 }
 
 let cached: Promise<HostServices> | undefined;
 
-export function genaicodeHost(): Promise<HostServices> {
+export function genaicodeHost(profile: HostProfile = runningHost()): Promise<HostServices> {
   cached ??= (async () => {
-    const root = (await import('genaicode')) as unknown as GenaicodeRoot;
+    const root = (await hostImport(profile, 'index.js')) as GenaicodeRoot;
     let abortModule: AbortModule | undefined;
     try {
-      abortModule = (await import('genaicode/main/common/abort-controller.js')) as unknown as AbortModule;
+      abortModule = (await hostImport(profile, 'main/common/abort-controller.js')) as AbortModule;
     } catch (e) {
       abortModule = undefined; // a host without it: commands still end by their timeouts
       swallowed('genaicode abort controller', e);
     }
-    const types = root.ModelType ?? {};
-    await watchConversationEnds();
+    if (!(await watchConversationEnds(profile))) {
+      root.putSystemMessage?.(
+        `genaicode-docker: cannot see when a conversation ends in ${profile.name} (its built-in handler table is not where ` +
+          `this plugin looks). Containers are removed when GenAIcode exits, when they expire, or by stopContainer.`,
+      );
+    }
     return {
       async confirm(prompt, options) {
         if (!root.askUserForConfirmation) return false;
@@ -102,9 +111,7 @@ export function genaicodeHost(): Promise<HostServices> {
       // Read on every call: the module's binding is replaced each iteration.
       abortSignal: () => abortModule?.abortController?.signal,
       onConversationEnd: (listener) => void endListeners.push(listener),
-      liteModel: types.LITE ?? types.CHEAP ?? 'cheap',
-      cheapModel: types.CHEAP ?? 'cheap',
-      defaultModel: types.DEFAULT ?? 'default',
+      profile,
     };
   })();
   return cached;

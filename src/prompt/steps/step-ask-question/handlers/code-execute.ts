@@ -55,7 +55,7 @@ export function createCodeExecuteHandler(runtime: PluginRuntime): { handler: Act
     await props.waitIfPaused();
     const answer = await buildCodeAnswer(run, {
       maxOutputChars: config.codeExecute.maxOutputChars,
-      summarizer: liteModelSummarizer(props.generateContentFn, host.liteModel, props.options),
+      summarizer: liteModelSummarizer(host.profile, props),
       ...(signal ? { signal } : {}),
     });
     const where = `${run.container === 'new' ? 'new' : 'reused'} container${run.stateLost ? `; state lost: ${run.stateLost}` : ''}`;

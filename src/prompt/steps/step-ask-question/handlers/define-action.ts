@@ -2,7 +2,7 @@ import type { z } from 'zod/v4';
 import type { ActionHandler, ActionHandlerProps, ActionResult } from '../../../host/genaicode-types.js';
 import type { HostServices } from '../../../host/host-services.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
-import { debug } from '../../../../debug.js';
+import { debug, swallowed } from '../../../../debug.js';
 import { actionResult, guarded } from './action-answer.js';
 import { actionFunctionDef, type ActionSpec } from './action-spec.js';
 import { actionCall, requestArgs } from './structured-args.js';
@@ -26,11 +26,11 @@ export function defineAction<S extends z.ZodObject>(
   spec: ActionSpec<S>,
   body: (ctx: ActionContext<z.output<S>>) => Promise<ActionResult>,
 ): ActionHandler {
-  return (props) =>
-    guarded(props, spec.name, async (step) => {
+  return async (props) => {
+    const result = await guarded(props, spec.name, async (step) => {
       const host = await runtime.host();
       const message = actionCall(props).args?.message ?? '';
-      const got = await requestArgs(props, actionFunctionDef(spec, runtime.config()), spec.args, host.cheapModel);
+      const got = await requestArgs(props, actionFunctionDef(spec, runtime.config()), spec.args, host.profile);
       debug('action %s: %s', spec.name, got.ok ? JSON.stringify(got.args).slice(0, 500) : `invalid arguments: ${got.error}`);
       if (!got.ok) return actionResult(message, got.call, { error: got.error, code: 'INVALID_ARGUMENT' }, got.error, true);
       step.call = got.call;
@@ -42,4 +42,22 @@ export function defineAction<S extends z.ZodObject>(
         reply: (answer, userText, isError = false) => actionResult(message, call, answer, userText, isError),
       });
     });
+    await reportIfInterrupted(runtime, result);
+    return result;
+  };
+}
+
+/**
+ * Interrupted: a host that drops the step's result (1.x) would leave the user without its
+ * outcome (a killed command and its log, an error): it is said as a system message instead.
+ */
+async function reportIfInterrupted(runtime: PluginRuntime, result: ActionResult): Promise<void> {
+  const text = result.items.at(-1)?.user.text;
+  if (!text) return;
+  try {
+    const host = await runtime.host();
+    if (host.abortSignal()?.aborted && !host.profile.showsResultAfterAbort) host.systemMessage(text);
+  } catch (e) {
+    swallowed('reporting an interrupted step', e);
+  }
 }

@@ -154,7 +154,7 @@ export function createDockerActionHandlers(
     await props.waitIfPaused();
     const answer = await buildCommandAnswer(result, {
       thresholdBytes: runtime.config().plugin.summaryThresholdBytes,
-      summarizer: liteModelSummarizer(props.generateContentFn, host.liteModel, props.options),
+      summarizer: liteModelSummarizer(host.profile, props),
       ...(signal ? { signal } : {}),
     });
     return reply(answerForModel(answer), commandUserText(sandbox.name, cmd, result));

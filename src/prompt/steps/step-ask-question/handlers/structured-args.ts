@@ -1,26 +1,27 @@
 import type { z } from 'zod/v4';
 import { describeIssues } from '../../../../function-def.js';
 import type { ActionHandlerProps, AskQuestionArgs, FunctionCall, FunctionDef, PromptItem } from '../../../host/genaicode-types.js';
+import type { HostProfile } from '../../../host/host-profile.js';
+import { callModel } from '../../../host/model-call.js';
 
-/** The askQuestion call that chose this action (0.9.5: askQuestionCall; later: iterateCall). */
+/** The dispatcher's call that chose this action (0.9.5: askQuestionCall; 1.x: iterateCall). */
 export function actionCall(props: ActionHandlerProps): FunctionCall<AskQuestionArgs> {
-  return props.askQuestionCall ?? props.iterateCall ?? { name: 'askQuestion', args: { actionType: '', message: '' } };
+  return props.iterateCall ?? props.askQuestionCall ?? { name: 'askQuestion', args: { actionType: '', message: '' } };
 }
 
 type ArgsOutcome<T> = { ok: true; args: T; call: FunctionCall } | { ok: false; error: string; call: FunctionCall };
 
 /**
  * Asks the model for the arguments of one action, through ONE function definition named
- * as the action. `requiredFunctionName` stays null: genaicode 0.9.5 validates a required
- * name against its own definitions and rejects plugin-only ones (services still force a
- * tool call when given a single definition). Arguments are validated with zod; an invalid
- * answer gets one retry with the validation error shown to the model.
+ * as the action, on the host's cheap tier (`callModel` speaks the host's convention).
+ * Arguments are validated with zod; an invalid answer, or text instead of a call, gets one
+ * retry with the problem shown to the model.
  */
 export async function requestArgs<S extends z.ZodTypeAny>(
   props: ActionHandlerProps,
   def: FunctionDef,
   schema: S,
-  modelType: string,
+  host: HostProfile,
 ): Promise<ArgsOutcome<z.output<S>>> {
   const ask = actionCall(props);
   const prompt: PromptItem[] = [
@@ -32,10 +33,16 @@ export async function requestArgs<S extends z.ZodTypeAny>(
   let lastCall: FunctionCall = { id: `${def.name}-0`, name: def.name, args: {} };
   for (let attempt = 0; attempt < 2; attempt++) {
     await props.waitIfPaused();
-    const calls = await props.generateContentFn(prompt, [def], null, 0.2, modelType, props.options);
+    const { calls, text } = await callModel(host, props.generateContentFn, props.options, {
+      prompt,
+      functionDefs: [def],
+      tier: 'cheap',
+      temperature: 0.2,
+    });
     const call = calls.find((c) => c.name === def.name);
     if (!call) {
-      lastError = `expected a call to ${def.name}, got ${calls.map((c) => c.name).join(', ') || 'none'}`;
+      const got = calls.map((c) => c.name).join(', ') || (text ? `text (${JSON.stringify(text.slice(0, 80))})` : 'none');
+      lastError = `expected a call to ${def.name}, got ${got}`;
       prompt.push({ type: 'user', text: `That was not a call to ${def.name}. Call ${def.name} now.` });
       continue;
     }
