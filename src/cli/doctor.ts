@@ -7,6 +7,43 @@ import { isSandboxError } from '../errors.js';
 import { imageMatches } from '../policy/policy.js';
 import { BUILD_OFFLINE_SCRIPT, SandboxManager } from '../sandbox/sandbox-manager.js';
 import { formatBytes } from './format.js';
+import { hostProfile, locateHost } from '../prompt/host/host-profile.js';
+import { existsSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+
+/** The `genaicode` command on the PATH, if any: a global or linked install is the usual 1.x set-up. */
+function genaicodeOnPath(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, 'genaicode');
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * Which GenAIcode the plugin would run in: the project's own, else the one beside this
+ * package, else the `genaicode` command. Says plainly when it is npm's 2.x toolkit, which
+ * loads no plugins, and what a 1.x user should know.
+ */
+export function hostLine(cwd: string): string {
+  const script = genaicodeOnPath();
+  const pkg =
+    locateHost({ cwd }) ??
+    locateHost({ pluginDir: dirname(fileURLToPath(import.meta.url)) }) ??
+    (script ? locateHost({ script }) : undefined);
+  if (!pkg)
+    return 'host         no GenAIcode found (the project, beside this package, or `genaicode` on the PATH): the CLI and the library work without one';
+  const profile = hostProfile(pkg);
+  const where = `${profile.name} at ${t(pkg.root)}`;
+  if (profile.notAnAgent)
+    return `host         ${where} is the LLM toolkit (2.x), not the coding agent: it cannot load plugins. Use 0.9.5 (npm) or the 1.x line (built from source): see the README`;
+  return (
+    `host         ${where}: the model picks actions through ${profile.dispatcher}, ${profile.convention === 'config' ? 'calls models with a config object' : 'calls models with positional arguments'}` +
+    (profile.builtinContainerTask
+      ? '; it has a runContainerTask of its own, on whenever the engine answers: set "featuresEnabled": { "containerTask": false } in .genaicoderc so the model uses ours'
+      : '')
+  );
+}
 
 const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
 
@@ -41,6 +78,7 @@ function within(child: string, parent: string): boolean {
 export async function doctor(config: Config, options: { sandboxCheck: boolean }, out: (line: string) => void): Promise<number> {
   const engine = new DockerEngine(config.engine);
   let problems = 0;
+  out(hostLine(config.projectRoot));
   try {
     const info = await engine.info();
     out(

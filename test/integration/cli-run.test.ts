@@ -54,6 +54,8 @@ test('doctor reports the trust settings in force, from the project’s config fi
   );
   const plain = runCli(['doctor', '--no-sandbox-check']);
   expect(plain.status).toBe(0);
+  // The GenAIcode beside this package (the repository's 0.9.5), named first.
+  expect(plain.stdout).toMatch(/^host +GenAIcode 0\.9\.5 at \S+node_modules\/genaicode: the model picks actions through askQuestion/);
   expect(plain.stdout).toMatch(/^pulls +missing allowed images are pulled.*never pulled \(built here\): genaicode-docker\/\*$/m);
   expect(plain.stdout).toMatch(/^mounts +allowed: \(none\); with a writable mount containers run .*never as root$/m);
   expect(plain.stdout).toMatch(/^logs +\/.*genaicode-docker\/logs$/m);
