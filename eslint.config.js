@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 
 /** ESLint for the TypeScript sources and the scripts; Prettier decides the layout. */
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/corpus/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/corpus/', '.genaicode-hosts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the test suites in two phases, and fails if either failed:
+# Runs the test suites in two phases (three with GENAICODE_1X_PACKAGE), and fails if any failed:
 #  1. every file but the sweep tests, in parallel;
 #  2. test/integration/sweep.test.ts alone: it sets up containers whose owner is gone on
 #     purpose, which a start-up sweep of another file's CLI or genaicode child would remove.
@@ -15,7 +15,18 @@ echo "[jest.sh] then ${SWEEP} alone"
 npx jest --runInBand "$@" "$SWEEP"
 alone=$?
 
-if [ "$parallel" -ne 0 ] || [ "$alone" -ne 0 ]; then
-  echo "[jest.sh] FAILED: parallel phase exit ${parallel}, ${SWEEP} exit ${alone}" >&2
+# 3. With GENAICODE_1X_PACKAGE (a packed GenAIcode 1.x: it has no npm release), every
+#    end-to-end scenario again through that host's dispatcher (scripts/e2e-host.sh).
+host1x=0
+if [ -n "${GENAICODE_1X_PACKAGE:-}" ]; then
+  echo "[jest.sh] then the end-to-end suite on GenAIcode 1.x (${GENAICODE_1X_PACKAGE})"
+  bash scripts/e2e-host.sh "$GENAICODE_1X_PACKAGE" "$@"
+  host1x=$?
+else
+  echo "[jest.sh] the end-to-end suite ran on GenAIcode 0.9.5 only: set GENAICODE_1X_PACKAGE to a packed 1.x to run it there too (docs/hosts.md)"
+fi
+
+if [ "$parallel" -ne 0 ] || [ "$alone" -ne 0 ] || [ "$host1x" -ne 0 ]; then
+  echo "[jest.sh] FAILED: parallel phase exit ${parallel}, ${SWEEP} exit ${alone}, 1.x phase exit ${host1x}" >&2
   exit 1
 fi

@@ -12,6 +12,7 @@
 import { docker, waitFor } from '../support/engine.js';
 import { actionAnswer, allDestroyed, createdIds, leftOf, ownerOf } from './docker-observe.js';
 import { askQuestion, getAskQuestionActionTypes, getSystemPrompt } from './harness/harness.js';
+import { E2E_HOST } from './harness/host.js';
 import { END, expectRunOk, pluginCall, setUpScenarios, type Observe } from './harness/scenarios.js';
 
 const CHILD_TIMEOUT_MS = 150_000;
@@ -56,7 +57,7 @@ function startAll(observe: Observe) {
 
 const scenario = setUpScenarios({ childTimeoutMs: CHILD_TIMEOUT_MS, start: startAll });
 
-describe('genaicode-docker codeExecute in genaicode 0.9.5 (scripted model, real engine)', () => {
+describe(`genaicode-docker codeExecute in genaicode ${E2E_HOST.version} (scripted model, real engine)`, () => {
   test(
     'two calls reuse one container; after it is removed from outside, the next gets a new one and says the state was lost; nothing is left',
     async () => {

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { PYTHON_IMAGE } from '../support/engine.js';
 import { actionAnswer, allDestroyed, leftOf } from './docker-observe.js';
 import { askQuestion, type ScriptEntry } from './harness/harness.js';
+import { E2E_HOST } from './harness/host.js';
 import { END, expectRunOk, pluginCall, setUpScenarios, type Observe } from './harness/scenarios.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -52,7 +53,7 @@ function startAll(observe: Observe) {
 
 const scenario = setUpScenarios({ childTimeoutMs: CHILD_TIMEOUT_MS, start: startAll });
 
-describe('file actions in genaicode 0.9.5 (scripted model, real engine)', () => {
+describe(`file actions in genaicode ${E2E_HOST.version} (scripted model, real engine)`, () => {
   test(
     'write a Python file, run it, read a range of its output, edit one line, run again; a path out is refused',
     async () => {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { hostname } from 'node:os';
 import { docker, listManaged } from '../support/engine.js';
 import type { RecordedCall, RunResult } from './harness/harness.js';
+import { E2E_HOST } from './harness/host.js';
 
 /** One line of `docker events --format '{{json .}}'`. */
 export interface DockerEvent {
@@ -99,7 +100,7 @@ export function execDieOf(events: DockerEvent[], execCreate: DockerEvent): Docke
 
 /** The calls genaicode forced to askQuestion: one per turn. */
 export function askQuestionCalls(run: RunResult): RecordedCall[] {
-  return run.calls.filter((c) => c.requiredFunctionName === 'askQuestion');
+  return run.calls.filter((c) => c.requiredFunctionName === E2E_HOST.dispatcher);
 }
 
 export interface FunctionAnswer {

@@ -43,6 +43,7 @@ import {
   type ScriptEntry,
 } from './harness/harness.js';
 import { END, expectRunOk, pluginCall, setUpScenarios, type Observe, type Observed } from './harness/scenarios.js';
+import { E2E_HOST } from './harness/host.js';
 
 const RUN = randomBytes(3).toString('hex');
 const SEED_001_PROMPT = 'Summarize concisely, noting errors, failures, and important results (~200 tokens)';
@@ -109,7 +110,7 @@ function startAll(observe: Observe) {
         label: 'summarizeOutput',
         expectFunction: 'summarizeOutput',
         expectRequiredFunction: null,
-        expectModelType: 'cheap',
+        expectModelType: E2E_HOST.tiers.lite,
         expectPromptIncludes: SEED_001_PROMPT,
         call: functionCall('summarizeOutput', { summary: SCRIPTED_SUMMARY }),
       },
@@ -252,7 +253,7 @@ function expectRemovedByTheRun(o: Observed): void {
 
 // ---------------------------------------------------------------------------------------
 
-describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', () => {
+describe(`genaicode-docker in genaicode ${E2E_HOST.version} (scripted model, real engine)`, () => {
   test(
     'main: start, success, failure, 50 MB, timeout, stop; what the model saw, the logs, the cleanup',
     async () => {
@@ -284,7 +285,7 @@ describe('genaicode-docker in genaicode 0.9.5 (scripted model, real engine)', ()
         [[['runCommand'], null, 'cheap']],
         [
           [['runCommand'], null, 'cheap'],
-          [['summarizeOutput'], null, 'cheap'],
+          [['summarizeOutput'], null, E2E_HOST.tiers.lite],
         ],
         [[['runCommand'], null, 'cheap']],
         [[['stopContainer'], null, 'cheap']],

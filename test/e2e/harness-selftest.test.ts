@@ -2,7 +2,9 @@
  * Proves the e2e harness drives the real genaicode 0.9.5 ask-question dispatcher with the
  * scripted model: plugin loading, action dispatch, what the model is shown, the
  * system-prompt extension trick, a plugin's own model call, loud script failures, and
- * aborting a run with a signal.
+ * aborting a run with a signal. The facts it checks are 0.9.5's (its own validation of a
+ * required function name, its messages): it runs on 0.9.5 only, and the 1.x run of the
+ * end-to-end suite (`npm run test:e2e:1x`) leaves this file out.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +22,7 @@ import {
   type CreateProjectOptions,
   type Project,
 } from './harness/harness.js';
+import { E2E_HOST } from './harness/host.js';
 
 const ECHO_PLUGIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'echo-plugin.mjs');
 
@@ -29,6 +32,11 @@ async function project(options: Omit<CreateProjectOptions, 'plugins'>): Promise<
   projects.push(p);
   return p;
 }
+
+beforeAll(() => {
+  if (E2E_HOST.version !== '0.9.5')
+    throw new Error(`the harness self-test checks genaicode 0.9.5's facts; GENAICODE_E2E_HOST names ${E2E_HOST.version}`);
+});
 
 afterAll(async () => {
   await Promise.all(projects.map((p) => p.cleanup()));

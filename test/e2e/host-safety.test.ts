@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { actionAnswer, askQuestionCalls, createdIds } from './docker-observe.js';
 import { askQuestion } from './harness/harness.js';
+import { E2E_HOST } from './harness/host.js';
 import { END, expectRunOk, pluginCall, setUpScenarios, type Observe } from './harness/scenarios.js';
 import { MINIMAL_IMAGE } from '../support/engine.js';
 
@@ -89,7 +90,7 @@ function filesIn(dir: string, prefix = ''): string[] {
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
 
-describe('genaicode-docker in genaicode 0.9.5 against a hostile model and config', () => {
+describe(`genaicode-docker in genaicode ${E2E_HOST.version} against a hostile model and config`, () => {
   test(
     'hostile image references and names: each refused with INVALID_ARGUMENT before the user is asked; genaicode survives',
     async () => {

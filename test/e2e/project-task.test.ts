@@ -15,6 +15,7 @@ import path from 'node:path';
 import { MINIMAL_IMAGE } from '../support/engine.js';
 import { actionAnswer, leftOf } from './docker-observe.js';
 import { askQuestion, functionCall, type ScriptEntry } from './harness/harness.js';
+import { E2E_HOST } from './harness/host.js';
 import { END, expectRunOk, pluginCall, setUpScenarios, type Observe } from './harness/scenarios.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -24,7 +25,13 @@ const owner = isRoot ? DEV : { uid: process.getuid?.() ?? 0, gid: process.getgid
 
 const STEP_FUNCTIONS = ['nextCommand', 'taskComplete', 'taskFailed'];
 function step(label: string, name: string, args: Record<string, string>): ScriptEntry {
-  return { label, expectFunction: STEP_FUNCTIONS, expectRequiredFunction: null, expectModelType: 'cheap', call: functionCall(name, args) };
+  return {
+    label,
+    expectFunction: STEP_FUNCTIONS,
+    expectRequiredFunction: null,
+    expectModelType: E2E_HOST.tiers.lite,
+    call: functionCall(name, args),
+  };
 }
 
 const TEST_CMD = 'python3 -B -m pytest -q -p no:cacheprovider';
@@ -84,7 +91,7 @@ function startAll(observe: Observe) {
 
 const scenario = setUpScenarios({ childTimeoutMs: 150_000, start: startAll });
 
-describe('seed 004 in genaicode 0.9.5 (scripted model, real engine)', () => {
+describe(`seed 004 in genaicode ${E2E_HOST.version} (scripted model, real engine)`, () => {
   test("runContainerTask { language: 'python', project: 'rw' }: failing test, fix, passing test; the change list; no container left", async () => {
     const o = await scenario('seedFlow');
     expectRunOk(o);

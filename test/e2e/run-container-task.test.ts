@@ -43,6 +43,7 @@ import {
   type ScriptEntry,
 } from './harness/harness.js';
 import { END, expectRunOk, pluginCall, setUpScenarios, type Observe } from './harness/scenarios.js';
+import { E2E_HOST } from './harness/host.js';
 
 const CHILD_TIMEOUT_MS = 150_000;
 const TEST_TIMEOUT_MS = 180_000;
@@ -72,13 +73,13 @@ const PY_ERROR = "can't open file";
 const MODEL_SUMMARY = 'answer.py prints 42; a first attempt ran the missing missing.py and exited 2, then answer.py was run successfully.';
 const COMPLETE_NOTE = 'answer.py printed 42';
 
-/** One inner step: the three step functions offered, the cheap tier, no required name. */
+/** One inner step: the three step functions offered, the host's lite tier (0.9.5: cheap), no required name. */
 function step(label: string, call: ScriptedCall, expectPromptIncludes: string[] = []): ScriptEntry {
   return {
     label,
     expectFunction: STEP_FUNCTIONS,
     expectRequiredFunction: null,
-    expectModelType: 'cheap',
+    expectModelType: E2E_HOST.tiers.lite,
     ...(expectPromptIncludes.length ? { expectPromptIncludes } : {}),
     call,
   };
@@ -187,7 +188,7 @@ const scenario = setUpScenarios({ childTimeoutMs: CHILD_TIMEOUT_MS, start: start
 
 /** 'askQuestion' for genaicode's forced turn call, else the names of the functions offered. */
 function callKind(call: RecordedCall): string {
-  return call.requiredFunctionName === 'askQuestion' ? 'askQuestion' : call.functionDefNames.join(',');
+  return call.requiredFunctionName === E2E_HOST.dispatcher ? 'askQuestion' : call.functionDefNames.join(',');
 }
 
 /** The prompt's user text (the inner calls are standalone: one system item, one user item). */
@@ -212,7 +213,7 @@ function exitMark(code: number): RegExp {
 
 // ---------------------------------------------------------------------------------------
 
-describe('plugin:runContainerTask in genaicode 0.9.5 (scripted model, real engine)', () => {
+describe(`plugin:runContainerTask in genaicode ${E2E_HOST.version} (scripted model, real engine)`, () => {
   test(
     'main: write, fail (exit 2), recover (42), complete; what each call was shown, the answer, the log, the cleanup',
     async () => {
@@ -235,10 +236,10 @@ describe('plugin:runContainerTask in genaicode 0.9.5 (scripted model, real engin
       const turn = callsOfTurn(run, 0);
       expect(turn.map((c) => [c.functionDefNames, c.requiredFunctionName, c.modelType])).toEqual([
         [['runContainerTask'], null, 'cheap'],
-        [STEP_FUNCTIONS, null, 'cheap'],
-        [STEP_FUNCTIONS, null, 'cheap'],
-        [STEP_FUNCTIONS, null, 'cheap'],
-        [STEP_FUNCTIONS, null, 'cheap'],
+        [STEP_FUNCTIONS, null, E2E_HOST.tiers.lite],
+        [STEP_FUNCTIONS, null, E2E_HOST.tiers.lite],
+        [STEP_FUNCTIONS, null, E2E_HOST.tiers.lite],
+        [STEP_FUNCTIONS, null, E2E_HOST.tiers.lite],
         [['taskSummary'], null, 'default'],
       ]);
 

@@ -103,6 +103,9 @@ import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { E2E_HOST } from './host.js';
+
+export { E2E_HOST } from './host.js';
 
 const HARNESS_DIR = path.dirname(fileURLToPath(import.meta.url));
 
@@ -172,7 +175,7 @@ export interface ScriptMatcher {
  * One model call's answer. A plain call is answered as [call]; an array as is; a matcher
  * checks what it was sent first.
  */
-export type ScriptEntry = ScriptedCall | ScriptedCall[] | ScriptMatcher;
+export type ScriptEntry = ScriptedCall | ScriptedCall[] | ScriptMatcher | { text: string };
 
 /** One recorded model call (one line of record.jsonl, written by scripted-ai.mjs). */
 export interface RecordedCall {
@@ -180,6 +183,12 @@ export interface RecordedCall {
   index: number;
   /** The script entry consumed (null when the script was exhausted). */
   entryIndex: number | null;
+  /** How the host called the model: 0.9.5's positional arguments or 1.x's config object. */
+  convention: 'positional' | 'config';
+  /** 1.x: the kinds of answer the caller expects ({ functionCall, text, ... }). */
+  expectedResponseType?: Record<string, Json>;
+  /** The text answered instead of a call (a `{ text }` script entry). */
+  answerText?: string;
   requiredFunctionName: string | null;
   /** 'default' | 'cheap' | 'reasoning' (ModelType), or null when not passed. */
   modelType: string | null;
@@ -208,7 +217,7 @@ export interface ConfirmAnswer {
 }
 
 export interface CreateProjectOptions {
-  /** Absolute paths of plugin files to load after the scripted AI plugin. */
+  /** Plugin files to load after the scripted AI plugin: absolute, or './' paths in the project. */
   plugins: string[];
   /** The model's answers, one per model call. */
   script: ScriptEntry[];
@@ -318,9 +327,9 @@ export type GenaicodeProcess = ChildProcess & {
 // ---------------------------------------------------------------------------------------
 // Script builders
 
-/** The askQuestion call genaicode forces on every turn of its ask-question loop. */
+/** The dispatcher call genaicode forces on every turn of its loop (askQuestion in 0.9.5, iterate in 1.x). */
 export function askQuestion(actionType: string, message: string, decisionMakingProcess = `Scripted decision: ${actionType}`): ScriptedCall {
-  return { name: 'askQuestion', args: { decisionMakingProcess, actionType, message } };
+  return { name: E2E_HOST.dispatcher, args: { decisionMakingProcess, actionType, message } };
 }
 
 /** A plain function call answer. */
@@ -352,8 +361,10 @@ async function chownTree(dir: string, owner: { uid: number; gid: number }): Prom
 
 export async function createProject(options: CreateProjectOptions): Promise<Project> {
   for (const plugin of options.plugins) {
-    if (!path.isAbsolute(plugin)) {
-      throw new Error(`createProject: plugin paths must be absolute, got ${plugin}`);
+    // Absolute, or relative to the project as a user writes it ('./node_modules/...': the
+    // only relative form 1.x takes from the project).
+    if (!path.isAbsolute(plugin) && !plugin.startsWith('./')) {
+      throw new Error(`createProject: plugin paths must be absolute or start with ./, got ${plugin}`);
     }
   }
   const dir = await mkdtemp(path.join(options.tmpRoot ?? os.tmpdir(), 'genaicode-e2e-'));
@@ -452,6 +463,7 @@ function childEnv(project: Project, extra: Record<string, string | undefined>): 
   // jest runs with --experimental-vm-modules; the child needs no flags.
   delete env.NODE_OPTIONS;
   Object.assign(env, {
+    GENAICODE_HOST_ROOT: E2E_HOST.root,
     SCRIPTED_AI_SCRIPT: project.scriptPath,
     SCRIPTED_AI_RECORD: project.recordPath,
     HARNESS_REPORT: project.reportPath,
@@ -665,9 +677,9 @@ export function getFunctionDef(call: RecordedCall, name: string): RecordedFuncti
   return call.functionDefs.find((def) => def.name === name);
 }
 
-/** The actionType enum and description of the askQuestion definition offered. */
+/** The actionType enum and description of the dispatcher's definition offered (askQuestion or iterate). */
 export function getAskQuestionActionTypes(call: RecordedCall): { enum: string[]; description: string } | undefined {
-  const actionType = getFunctionDef(call, 'askQuestion')?.parameters.properties['actionType'];
+  const actionType = getFunctionDef(call, E2E_HOST.dispatcher)?.parameters.properties['actionType'];
   if (typeof actionType !== 'object' || actionType === null || Array.isArray(actionType)) return undefined;
   const values = actionType['enum'];
   const description = actionType['description'];

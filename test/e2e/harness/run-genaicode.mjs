@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 /**
- * Runs ONE real genaicode (0.9.5) codegen iteration in ask-question mode, headless, in a
- * project directory, with the scripted model (`scripted-ai.mjs`, `plugin:scripted`).
+ * Runs ONE real genaicode codegen iteration in its dispatcher loop (askQuestion in 0.9.5,
+ * iterate in 1.x), headless, in a project directory, with the scripted model
+ * (`scripted-ai.mjs`, `plugin:scripted`).
  *
  *   node test/e2e/harness/run-genaicode.mjs <projectDir>
  *
  * Environment:
+ *   GENAICODE_HOST_ROOT the genaicode package to run (its folder); default: the one in this
+ *                       repository's node_modules (0.9.5)
  *   SCRIPTED_AI_SCRIPT  the run script (JSON object, written by harness.ts):
  *                       { explicitPrompt: string, model: ScriptEntry[],
  *                         confirm?: boolean | 'yes' | 'no', confirmations?: ConfirmAnswer[],
@@ -129,14 +132,26 @@ if (typeof run !== 'object' || run === null || Array.isArray(run) || typeof run.
 // first evaluated (dist/main/config-lib.js findRcFile), so chdir before importing it.
 process.chdir(projectDir);
 
+// The host: a genaicode package folder. Its modules are imported by file URL under dist/,
+// the way its own `genaicode` command loads them.
+const hostRoot = fs.realpathSync(
+  process.env.GENAICODE_HOST_ROOT ||
+    path.join(path.dirname(new URL(import.meta.url).pathname), '..', '..', '..', 'node_modules', 'genaicode'),
+);
+const hostPackage = JSON.parse(fs.readFileSync(path.join(hostRoot, 'package.json'), 'utf-8'));
+const resolveGenaicode = (specifier) => {
+  const sub = specifier === 'genaicode' ? 'index.js' : specifier.slice('genaicode/'.length);
+  return new URL(`file://${path.join(hostRoot, 'dist', sub)}`).href;
+};
+
 // dist/cli/cli-params.js parses process.argv at import time (codegen.js imports it): our
 // <projectDir> positional would turn into `--task-file=<projectDir>`. Leave it only an
 // explicit --ai-service (else it auto-detects from API-key env vars and warns). Without
 // --interactive in argv, a missing .genaicoderc throws instead of prompting on stdin.
-process.argv = [process.argv[0], process.argv[1], '--ai-service=plugin:scripted'];
-
-// Resolve genaicode from this file's location (not the cwd): /work/main/node_modules.
-const resolveGenaicode = (specifier) => import.meta.resolve(specifier);
+// argv[1] is the host's own command, as when a user starts `genaicode`: a plugin finds its
+// host from it.
+const hostBin = typeof hostPackage.bin === 'string' ? hostPackage.bin : Object.values(hostPackage.bin ?? {})[0];
+process.argv = [process.argv[0], path.join(hostRoot, hostBin ?? 'bin/genaicode.cjs'), '--ai-service=plugin:scripted'];
 
 const confirmDefault = run.confirm === undefined || run.confirm === true || run.confirm === 'yes';
 const confirmQueue = Array.isArray(run.confirmations) ? [...run.confirmations] : [];
@@ -212,8 +227,7 @@ try {
   const abortModule = await import(resolveGenaicode('genaicode/main/common/abort-controller.js'));
   // Importing codegen.js evaluates config.js: reads .genaicoderc and loads the plugins.
   const codegen = await import(resolveGenaicode('genaicode/main/codegen.js'));
-  const pkgUrl = new URL('../package.json', rootUrl);
-  report.genaicode = { root: rootUrl, version: JSON.parse(fs.readFileSync(pkgUrl, 'utf-8')).version };
+  report.genaicode = { root: rootUrl, version: hostPackage.version };
 
   // The option names are CodegenOptions in dist/main/codegen-types.d.ts; the defaults mirror
   // what `genaicode --interactive` passes (dist/main/codegen.js runCodegen), minus the

@@ -1,5 +1,5 @@
 /**
- * A genaicode (0.9.5) plugin that provides a scripted AI service, `plugin:scripted`.
+ * A genaicode plugin (0.9.5 or 1.x) that provides a scripted AI service, `plugin:scripted`.
  *
  * No network, no API key: every call to `generateContent` takes the next entry of a JSON
  * script and answers with it, and appends one JSON line describing the call to a record
@@ -15,7 +15,11 @@
  *   (prompt: PromptItem[], functionDefs: FunctionDef[], requiredFunctionName: string | null,
  *    temperature: number, modelType?: ModelType, options?) => Promise<FunctionCall[]>
  * where FunctionCall is `{ id?: string; name: string; args?: Record<string, unknown> }`.
- * Plain text answers do not exist in this API: the answer is only the array of calls.
+ * In 1.x (0.10 and later): (prompt, config: { modelType, temperature, functionDefs,
+ * requiredFunctionName, expectedResponseType, ... }, options) => Promise<parts>, a part being
+ * `{ type: 'functionCall', functionCall }` or `{ type: 'text', text }`. The service answers in
+ * the form it was called in, and records both alike (plus `convention`). An entry
+ * `{ "text": "..." }` answers with text instead of a call (1.x only; 0.9.5 drops text).
  *
  * Script entries (one per model call, consumed in order):
  *   { "name": "askQuestion", "args": {...} }           answered as [that call]
@@ -101,6 +105,9 @@ function answerFor(entry, entryIndex, callIndex, ctx) {
   if (Array.isArray(entry)) {
     return entry.map((call) => validateCall(call, where));
   }
+  if (isPlainObject(entry) && typeof entry.text === 'string' && entry.name === undefined) {
+    return { text: entry.text };
+  }
   if (!isPlainObject(entry)) {
     throw new Error(`scripted model: ${where}: entry must be an object or an array, got ${JSON.stringify(entry)}`);
   }
@@ -153,19 +160,27 @@ function answerFor(entry, entryIndex, callIndex, ctx) {
 }
 
 /**
- * @param {Array<Record<string, unknown>>} prompt
- * @param {Array<{ name: string }>} functionDefs
- * @param {string | null} requiredFunctionName
- * @param {number} temperature
- * @param {string | undefined} modelType
- * @param {Record<string, unknown> | undefined} options
+ * Both conventions: (prompt, functionDefs, requiredFunctionName, temperature, modelType,
+ * options) in 0.9.5; (prompt, config, options) in 1.x.
  */
-async function generateContent(prompt, functionDefs, requiredFunctionName, temperature, modelType, options) {
+async function generateContent(prompt, ...rest) {
+  const positional = Array.isArray(rest[0]);
+  const [functionDefs, requiredFunctionName, temperature, modelType, options, expectedResponseType] = positional
+    ? [rest[0], rest[1], rest[2], rest[3], rest[4], undefined]
+    : [
+        rest[0]?.functionDefs,
+        rest[0]?.requiredFunctionName,
+        rest[0]?.temperature,
+        rest[0]?.modelType,
+        rest[1],
+        rest[0]?.expectedResponseType,
+      ];
   const index = callCount++;
   const functionDefNames = (functionDefs ?? []).map((def) => def.name);
   const base = {
     index,
     entryIndex: null,
+    convention: positional ? 'positional' : 'config',
     requiredFunctionName: requiredFunctionName ?? null,
     modelType: modelType ?? null,
     temperature,
@@ -173,6 +188,7 @@ async function generateContent(prompt, functionDefs, requiredFunctionName, tempe
     functionDefs: functionDefs ?? [],
     prompt,
     options: options ?? null,
+    ...(expectedResponseType !== undefined ? { expectedResponseType } : {}),
   };
   let entries;
   try {
@@ -194,9 +210,13 @@ async function generateContent(prompt, functionDefs, requiredFunctionName, tempe
       modelType: modelType ?? null,
       prompt,
     });
-    record({ ...base, entryIndex, answer });
+    const text = Array.isArray(answer) ? undefined : answer.text;
+    const calls = Array.isArray(answer) ? answer : [];
+    record({ ...base, entryIndex, answer: calls, ...(text !== undefined ? { answerText: text } : {}) });
     // A deep copy: genaicode may mutate the calls it receives.
-    return JSON.parse(JSON.stringify(answer));
+    const copy = JSON.parse(JSON.stringify(calls));
+    if (positional) return copy;
+    return text !== undefined ? [{ type: 'text', text }] : copy.map((functionCall) => ({ type: 'functionCall', functionCall }));
   } catch (error) {
     const simulated = error instanceof SimulatedServiceError;
     record({ ...base, entryIndex, error: error instanceof Error ? error.message : String(error), simulated });
