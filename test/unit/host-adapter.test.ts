@@ -275,3 +275,26 @@ describe('doctor names the host', () => {
     expect(line).toMatch(/through askQuestion, calls models with positional arguments$/);
   });
 });
+
+describe('a host whose handler table moved', () => {
+  test('the plugin says once, visibly, that it cannot see conversation ends', async () => {
+    // A GenAIcode-shaped package whose version says 1.x but whose table is not where 1.x keeps it.
+    const root = join(tempDir('gcd-moved-'), 'genaicode');
+    write(join(root, 'package.json'), JSON.stringify({ name: 'genaicode', version: '1.9.0', type: 'module' }));
+    write(
+      join(root, 'dist', 'index.js'),
+      'export const said = []; export function putSystemMessage(m) { said.push(m); } export async function askUserForConfirmation() { return { confirmed: true }; }',
+    );
+    write(join(root, 'dist', 'main', 'common', 'abort-controller.js'), 'export let abortController = null;');
+    const profile = hostProfile({ root, version: '1.9.0', layout: 'dist' });
+    const { genaicodeHost } = await import('../../src/prompt/host/host-services.js');
+    const host = await genaicodeHost(profile);
+    const index = (await import(profile.moduleUrl('index.js')!)) as { said: string[] };
+    expect(index.said).toHaveLength(1);
+    expect(index.said[0]).toMatch(
+      /cannot see when a conversation ends in GenAIcode 1\.9\.0 .* removed when GenAIcode exits, when they expire, or by stopContainer/,
+    );
+    host.systemMessage('later message');
+    expect(index.said).toEqual([index.said[0], 'later message']);
+  });
+});
