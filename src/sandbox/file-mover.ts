@@ -209,6 +209,9 @@ class MoverProcess {
   }
 }
 
+/** How long a container that ended the mover twice may still show as running while the engine stops it. */
+const STOP_SETTLE_MS = 2_000;
+
 /** The mover ended before answering: the request may be sent again to a new one. */
 class MoverEndedError extends Error {}
 
@@ -256,15 +259,27 @@ export class FileMover {
         return await ask(this.process());
       } catch (again) {
         if (!(again instanceof MoverEndedError)) throw again;
-        // Ended twice: most often because the container itself stopped under it.
-        const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
-        if (state === undefined || (state && !state.running))
+        // Ended twice: most often because the container itself stopped under it. A kill the
+        // engine is still carrying out can show the container running for a moment (seen
+        // on a loaded machine): its state is asked again for a little while.
+        if (await this.stoppedWithin(STOP_SETTLE_MS))
           throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${this.containerId.slice(0, 12)} stopped during the write.`, {
             cause: again,
             data: { containerId: this.containerId },
           });
         throw new SandboxError('FILE_OPERATION_FAILED', again.message, { cause: again, data: { reason: 'failed' } });
       }
+    }
+  }
+
+  /** True once the container is gone or not running; false if it still runs after `ms`. */
+  private async stoppedWithin(ms: number): Promise<boolean> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
+      if (state === undefined || (state && !state.running)) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 }

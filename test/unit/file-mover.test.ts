@@ -186,6 +186,19 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     expect(e).toMatchObject({ code: 'CONTAINER_NOT_FOUND', data: { containerId: 'c1' } });
   });
 
+  test('ended twice while a kill is still under way (the container shows running a moment longer): CONTAINER_NOT_FOUND', async () => {
+    const { engine, setRunning } = moverEngine(() => 'end');
+    const inspect = engine.inspectContainer.bind(engine);
+    let asked = 0;
+    engine.inspectContainer = async (id: string) => {
+      if (++asked === 2) setRunning(false);
+      return inspect(id);
+    };
+    const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace').place('.gcd-write-01', '/workspace/x'));
+    expect(e).toMatchObject({ code: 'CONTAINER_NOT_FOUND', data: { containerId: 'c1' } });
+    expect(asked).toBe(2);
+  });
+
   test("the engine's own error when it cannot start one (the container is gone), not a retry's", async () => {
     const gone = new SandboxError('CONTAINER_NOT_FOUND', 'Container c1 no longer exists.');
     const { engine } = moverEngine(() => 'end', { startError: gone });
