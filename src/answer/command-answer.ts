@@ -70,6 +70,19 @@ export function answerForModel(a: CommandAnswer): Omit<CommandAnswer, 'logPath' 
   return rest;
 }
 
+export interface TimeoutArgument {
+  /** Its name, as the caller passes it (runCommand's `timeoutMs`). */
+  name: string;
+  /** Its largest value, in milliseconds. */
+  maxMs: number;
+}
+
+/** A timed-out command's reason, with how to ask for longer: the model would otherwise retry with the same limit. */
+function moreTime(reason: string | undefined, arg: TimeoutArgument): string {
+  const most = arg.maxMs % 60_000 === 0 ? `${arg.maxMs / 60_000} min` : `${arg.maxMs / 1000} s`;
+  return `${reason ?? 'timed out'}; to give it longer, run it again with ${arg.name} up to ${arg.maxMs} (${most})`;
+}
+
 /** A summary beside key lines is cut to this: the key lines carry the facts. */
 const SUMMARY_WITH_KEY_LINES = 300;
 /** A summary on its own. */
@@ -175,7 +188,13 @@ export function extractiveSummary(r: Pick<ExecResult, 'stdout' | 'stderr' | 'byt
  */
 export async function buildCommandAnswer(
   r: ExecResult,
-  options: { thresholdBytes?: number; summarizer?: OutputSummarizer; signal?: AbortSignal } = {},
+  options: {
+    thresholdBytes?: number;
+    summarizer?: OutputSummarizer;
+    signal?: AbortSignal;
+    /** The argument a caller sets a longer timeout with, and its most: a timed-out answer names them. */
+    timeoutArgument?: TimeoutArgument;
+  } = {},
 ): Promise<CommandAnswer> {
   const threshold = options.thresholdBytes ?? DEFAULT_SUMMARY_THRESHOLD_BYTES;
   // Colour codes cost tokens and say nothing to a model: the text without them.
@@ -188,6 +207,7 @@ export async function buildCommandAnswer(
     ...text,
     ...(key && key.length ? { keyLines: key } : {}),
     ...resultFlags(r),
+    ...(r.timedOut && options.timeoutArgument ? { reason: moreTime(r.reason, options.timeoutArgument) } : {}),
     logPath: r.logPath,
   });
   if (Buffer.byteLength(output) <= threshold && !r.truncated) return answer({ output });

@@ -246,6 +246,26 @@ describe('buildCommandAnswer', () => {
     ]);
   });
 
+  test('a timed-out answer says which argument gives a command longer, and its most; other answers do not', async () => {
+    const arg = { timeoutArgument: { name: 'timeoutMs', maxMs: 1_800_000 } };
+    const timedOut = execResult('running 68 tests\n', {
+      exitCode: 124,
+      timedOut: true,
+      reason: 'timed out after 300000 ms; its process tree was killed',
+    });
+    expect((await buildCommandAnswer(timedOut, arg)).reason).toBe(
+      'timed out after 300000 ms; its process tree was killed; to give it longer, run it again with timeoutMs up to 1800000 (30 min)',
+    );
+    expect((await buildCommandAnswer(timedOut, { timeoutArgument: { name: 'timeoutSeconds', maxMs: 90_500 } })).reason).toMatch(
+      /with timeoutSeconds up to 90500 \(90\.5 s\)$/,
+    );
+    // Without the argument (a caller whose timeout the model cannot set), the reason alone.
+    expect((await buildCommandAnswer(timedOut)).reason).toBe('timed out after 300000 ms; its process tree was killed');
+    expect((await buildCommandAnswer(execResult('ok\n', { exitCode: 1, reason: 'killed by the memory limit (64 MiB)' }), arg)).reason).toBe(
+      'killed by the memory limit (64 MiB)',
+    );
+  });
+
   test('a failing or missing summarizer falls back to the extractive summary; a long summary is cut, shorter beside key lines', async () => {
     const out = progress(0, 100);
     const failing: OutputSummarizer = async () => {

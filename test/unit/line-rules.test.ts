@@ -86,15 +86,35 @@ describe('classifyLine', () => {
 
   test('no pattern backtracks: crafted long lines cost linear time', () => {
     // A hostile command chooses its output; the answer is built on the host's event loop.
-    // Each of these made at least one pattern quadratic (2 ms a line) before they were bounded.
+    // Each of these pieces made at least one pattern quadratic before they were bounded.
+    // Growth, not speed, is asserted: a line 8 times as long may cost at most 8 times as
+    // much (with slack for a noisy machine); a quadratic pattern costs 64 times. Each cost is
+    // the fastest of several rounds, the two lengths interleaved, so load affects both alike.
     const pieces = ['::', ': line 1: ', 'at x (', 'ERRORerror', '= 1 failed ', ': Assertion `', 'aa', 'File "', '==1== ', '#1 0x1 in '];
-    const started = performance.now();
+    const SHORT = 250;
+    const FACTOR = 8;
+    const cost = (line: string, reps: number): number => {
+      const started = performance.now();
+      for (let i = 0; i < reps; i++) {
+        classifyLine(line);
+        for (const rule of LINE_RULES) rule.re.test(line);
+      }
+      return performance.now() - started;
+    };
+    const growth: Record<string, number> = {};
     for (const piece of pieces) {
-      const line = piece.repeat(Math.ceil(4000 / piece.length)) + '!';
-      for (let i = 0; i < 3000; i++) classifyLine(line);
-      for (const rule of LINE_RULES) for (let i = 0; i < 20; i++) rule.re.test(line.slice(0, 2000));
+      const make = (n: number) => piece.repeat(Math.ceil(n / piece.length)).slice(0, n) + '!';
+      const short = make(SHORT);
+      const long = make(SHORT * FACTOR);
+      let best = { short: Infinity, long: Infinity };
+      for (let round = 0; round < 7; round++) {
+        // The short line is run FACTOR times as often, so both timings are long enough to read.
+        best = { short: Math.min(best.short, cost(short, 40 * FACTOR)), long: Math.min(best.long, cost(long, 40)) };
+      }
+      growth[piece] = Math.round(((FACTOR * best.long) / best.short) * 10) / 10;
     }
-    // Linear: about 0.1 s here; quadratic patterns took 30 s and more.
-    expect(performance.now() - started).toBeLessThan(5000);
+    // Per piece: the cost of one long line over the cost of one short one.
+    for (const [piece, g] of Object.entries(growth))
+      expect({ piece, growth: g, linear: g <= FACTOR * 2.5 }).toEqual({ piece, growth: g, linear: true });
   });
 });
