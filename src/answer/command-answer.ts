@@ -2,7 +2,8 @@ import type { ExecResult } from '../sandbox/exec-types.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 import { swallowed } from '../debug.js';
 import { sliceText } from '../display-text.js';
-import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLines, scanLog, selectKeyLines } from './key-lines.js';
+import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLines, selectKeyLines } from './key-lines.js';
+import { scanLog } from './log-scan.js';
 import { killedBySignal, signalField } from './signals.js';
 
 export { keyLines } from './key-lines.js';

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { answerForModel, buildCommandAnswer, extractiveSummary, keyLines, type OutputSummarizer } from '../../src/answer/command-answer.js';
-import { KEY_LINE_BUDGET, scanLog, selectKeyLines } from '../../src/answer/key-lines.js';
+import { KEY_LINE_BUDGET, selectKeyLines } from '../../src/answer/key-lines.js';
+import { scanLog } from '../../src/answer/log-scan.js';
 import { StreamWindow } from '../../src/capture/stream-window.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
 import { removeTempDirs, tempDir } from './helpers.js';
@@ -75,7 +76,7 @@ describe('keyLines', () => {
     ]);
   });
 
-  test('a successful run gets no key line for a keyword in a file name, a warning or a verdict', () => {
+  test('a successful run gets no key line for a keyword in a file name or a warning; its passing verdict is the one line', () => {
     const listing = [
       './src/error_handler.c',
       './tests/test_errors.py',
@@ -85,7 +86,10 @@ describe('keyLines', () => {
       './warnings.txt',
     ];
     expect(keyLines(listing.join('\n'), { exitCode: 0 })).toEqual([]);
-    expect(keyLines('src/a.c:3:5: warning: unused variable\n=== 30 passed in 0.12s ===\n', { exitCode: 0 })).toEqual([]);
+    expect(keyLines('src/a.c:3:5: warning: unused variable\n=== 30 passed in 0.12s ===\n', { exitCode: 0 })).toEqual([
+      '=== 30 passed in 0.12s ===',
+    ]);
+    expect(keyLines('src/a.c:3:5: warning: unused variable\n', { exitCode: 0 })).toEqual([]);
   });
 
   test('errors are ranked over warnings: a head full of warnings does not crowd out the errors and the verdict', () => {

@@ -52,11 +52,51 @@ const EXAMPLES: Array<[string, string]> = [
   ['2026-11-24 22:19:00,351 ERROR record 9137 could not be normalized', 'error'],
   ['[2026-11-24 22:19:00] FATAL db: pool exhausted', 'error'],
   ['time=2026-11-24T22:19:00Z level=error msg="pool exhausted"', 'error'],
+  // go test: t.Errorf lines (a subtest's deeper), verdicts, a goroutine's frames
+  ['    null_test.go:196: expected json data "12345678-abcd", got "12345678-0101"', 'detail'],
+  ['        parse_test.go:42: Parse("1.2") = 3, want 4', 'detail'],
+  ['FAIL\tgithub.com/google/uuid\t1.510s', 'verdict'],
+  ['FAIL\tgithub.com/google/uuid [build failed]', 'verdict'],
+  ['ok  \tgithub.com/google/uuid\t1.364s', 'pass'],
+  ['\t/workspace/uuid.go:297 +0x211', 'frame'],
+  ['github.com/google/uuid.encodeHex({0xc00008c090?, 0xc000087a00?}, {0xf4, 0x7a, 0xc1})', 'frame'],
+  // mocha
+  ['  19 failing', 'verdict'],
+  ['  45 passing (21ms)', 'pass'],
+  ['  1) mimeTypes', 'test'],
+  // PHPUnit
+  ['1) JmesPath\\Tests\\ComplianceTest::testPassesCompliance with data set #856 (array(-1, 0))', 'test'],
+  ['8) App\\Tests\\MoneyTest::testAdd', 'test'],
+  ['Failed asserting that two strings are equal.', 'detail'],
+  ['/workspace/tests/ComplianceTest.php:85', 'location'],
+  ['Tests: 68, Assertions: 70, Failures: 8.', 'verdict'],
+  ['Tests: 3746, Assertions: 8082, Errors: 4, Failures: 4, Warnings: 1.', 'verdict'],
+  ['OK (68 tests, 70 assertions)', 'pass'],
+  // minitest and Ruby frames (Ruby 3.1 and 3.4 quoting)
+  ['112 runs, 126 assertions, 17 failures, 21 errors, 0 skips', 'verdict'],
+  ['12 runs, 30 assertions, 0 failures, 1 errors, 0 skips', 'verdict'],
+  ['12 runs, 30 assertions, 0 failures, 0 errors, 0 skips', 'pass'],
+  ['  2) Error:', 'test'],
+  ["    /workspace/lib/mustache.rb:210:in `escape'", 'frame'],
+  ["lib/x/types.rb:76:in 'call'", 'frame'],
+  ["    lib/dry/types/nominal.rb:76:in 'Dry::Types::Nominal#call'", 'frame'],
+  // unittest's doctests, pytest's failing line
+  ['Got nothing', 'detail'],
+  ['Failed example:', 'detail'],
+  ['>       assert pairwise(range(4), end=None) == [(0, 1), (1, 2)]', 'detail'],
+  // cargo, rustc, ctest and Unity
+  ['test result: ok. 11 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s', 'pass'],
+  ['    |                                        ^^^^^^^^^^^^^^^^^^^ expected `usize`, found `u32`', 'detail'],
+  ['3 |     let n: u32 = total;', 'none'],
+  ['100% tests passed, 0 tests failed out of 19', 'pass'],
+  ['95% tests passed, 1 tests failed out of 19', 'verdict'],
+  ['The following tests FAILED:', 'verdict'],
+  ['/w/tests/misc_tests.c:460:cjson_functions_should_not_crash:FAIL: Expected FALSE Was TRUE', 'test'],
 ];
 
 describe('classifyLine', () => {
   test.each(EXAMPLES)('%s', (line, kind) => {
-    expect(classifyLine(line)?.kind).toBe(kind);
+    expect(classifyLine(line)?.kind ?? 'none').toBe(kind);
   });
 
   test('a keyword inside a file name, a path or a word is no error', () => {
