@@ -36,7 +36,7 @@ export interface CommandAnswer {
   summary?: string;
   /** How `summary` was made: by the lite model, or extracted from the output (no model, or one that failed). */
   summaryKind?: 'model' | 'extractive';
-  /** Beside a summary: the lines a developer needs (verdict, errors, failing tests, locations), verbatim. */
+  /** Beside a summary (or a note of binary output): the lines a developer needs (verdict, errors, failing tests, locations), verbatim. */
   keyLines?: string[];
   timedOut?: true;
   canceled?: true;
@@ -212,9 +212,13 @@ export async function buildCommandAnswer(
     logPath: r.logPath,
   });
   if (Buffer.byteLength(output) <= threshold && !r.truncated) return answer({ output });
-  // Binary output is already reduced to a one-line note: nothing to summarize.
+  // Binary output is already reduced to a one-line note: nothing to summarize. Its log may
+  // still hold text lines (`cat logs/*` over a large gzip member): their key lines go beside it.
   const notes = [r.stdout, r.stderr].filter((t) => t !== '');
-  if (notes.length > 0 && notes.every((t) => t.startsWith('[binary output:'))) return answer({ output });
+  if (notes.length > 0 && notes.every((t) => t.startsWith('[binary output:'))) {
+    const scan = await scanLog(r.logPath);
+    return answer({ output }, scan ? selectKeyLines(scan.collector, { exitCode: r.exitCode, fallback: false }) : undefined);
+  }
   const select = { exitCode: r.exitCode, signal: killedBy !== undefined };
   // A cut output: every line of the full log is classified, the middle too (text lines
   // only: an error beside binary data is still found). Else, or when the log cannot be read, the output as captured.

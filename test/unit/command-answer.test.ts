@@ -296,6 +296,21 @@ describe('buildCommandAnswer', () => {
     expect(inputs).toEqual([]);
   });
 
+  test('output that is almost all binary is a note, with the key lines of the text in its log beside it', async () => {
+    // `cat logs/*` over a large gzip member, the test log after it glued to its last bytes.
+    const gz = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7919 + 13) % 251));
+    const log = Buffer.from(
+      '\u0000\u0000--- FAIL: TestSHA1 (0.00s)\n    uuid_test.go:421: SHA1: got "886313e1" expected "9b90"\nFAIL\tgithub.com/google/uuid\t1.510s\n',
+    );
+    const a = await buildCommandAnswer(execResult(Buffer.concat([gz, log])), { summarizer: recordingSummarizer().summarizer });
+    expect(a.output).toMatch(/^\[binary output: /);
+    expect(a.keyLines).toEqual([
+      '--- FAIL: TestSHA1 (0.00s)',
+      'uuid_test.go:421: SHA1: got "886313e1" expected "9b90"',
+      'FAIL\tgithub.com/google/uuid\t1.510s',
+    ]);
+  });
+
   test('text beside binary data: the text is shown and scanned, the binary part is a note', async () => {
     const gz = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919 + 13) % 256));
     const bytes = Buffer.concat([Buffer.from('app started\n'), gz, Buffer.from('\n2026-01-02 10:00:01 ERROR db: connection refused\n')]);
