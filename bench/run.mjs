@@ -472,9 +472,6 @@ async function benchStart() {
  * needs). Each output is replayed in a real sandbox (the corpus folder mounted read-only),
  * so capture, log and answer are the real ones.
  */
-// eslint-disable-next-line no-control-regex -- bytes that are not text
-const GLUED_TO_BINARY = /[\x00-\x08\x0e-\x1a\x1c-\x1f\ufffd]/;
-
 async function benchTokens() {
   hr('4. answers over real tool output: tokens (chars / 4) and the lines a developer needs');
   // Stands in for the lite model: a fixed 800-character summary (what the summarizer is asked
@@ -527,7 +524,8 @@ async function benchTokens() {
         const lines = text.filter((l) => l.includes(raw)).map((l) => plain(l).trim());
         // A line over 200 characters is clipped around the needed part; a line glued to binary
         // bytes (`cat` of a gzip member, then a log) is read from where they end.
-        const partial = (l) => l.length > 200 || GLUED_TO_BINARY.test(l);
+        // eslint-disable-next-line no-control-regex -- bytes that are not text
+        const partial = (l) => l.length > 200 || /[\x00-\x08\x0e-\x1a\x1c-\x1f\ufffd]/.test(l);
         return !lines.some((l) => seen.includes(l) || (partial(l) && (answer.keyLines ?? []).some((k) => k.includes(part))));
       });
       rows.push({

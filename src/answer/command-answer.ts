@@ -2,7 +2,7 @@ import type { ExecResult } from '../sandbox/exec-types.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 import { swallowed } from '../debug.js';
 import { sliceText } from '../display-text.js';
-import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLines, selectKeyLines } from './key-lines.js';
+import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLineCost, keyLines, selectKeyLines } from './key-lines.js';
 import { scanLog } from './log-scan.js';
 import { killedBySignal, signalField } from './signals.js';
 
@@ -85,7 +85,7 @@ function moreTime(reason: string | undefined, arg: TimeoutArgument): string {
 }
 
 /** A summary beside key lines is cut to this: the key lines carry the facts. */
-const SUMMARY_WITH_KEY_LINES = 300;
+const SUMMARY_WITH_KEY_LINES = 240;
 /** A summary on its own. */
 const SUMMARY_ALONE = 800;
 
@@ -159,7 +159,8 @@ function withCapturedKeyLines(fromLog: string[], fromCaptured: string[]): string
   const missing = fromCaptured.filter((k) => !deduped.some((l) => l.includes(bare(k))));
   if (!missing.length) return deduped;
   const key = [...deduped, ...missing];
-  for (let i = Math.floor(deduped.length / 2); key.length > KEY_LINE_BUDGET.lines && i < key.length;) {
+  const over = () => key.length > KEY_LINE_BUDGET.lines || key.reduce((n, k) => n + keyLineCost(k), 0) > KEY_LINE_BUDGET.chars;
+  for (let i = Math.floor(deduped.length / 2); over() && i < key.length;) {
     if (fromCaptured.includes(key[i]!)) i++;
     else key.splice(i, 1);
   }

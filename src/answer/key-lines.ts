@@ -17,7 +17,12 @@ export interface KeyLineBudget {
   chars: number;
 }
 
-export const KEY_LINE_BUDGET: Readonly<KeyLineBudget> = { lines: 28, chars: 1600 };
+export const KEY_LINE_BUDGET: Readonly<KeyLineBudget> = { lines: 28, chars: 1500 };
+
+/** What a key line costs the model, which reads it as a JSON string in a list: quotes, escapes, a comma. */
+export function keyLineCost(text: string): number {
+  return JSON.stringify(text).length + 1;
+}
 /** Longer lines are clipped, around what made them key lines. */
 export const MAX_LINE_CHARS = 200;
 /** Of a clipped line whose key part is at its start: this much of the start, the rest of the end. */
@@ -182,8 +187,7 @@ export function selectKeyLines(
       seen.add(t);
       fresh.set(l.line, t);
     }
-    // What the model reads is JSON: a backslash or a quote costs two characters.
-    const cost = [...fresh.values()].reduce((s, t) => s + JSON.stringify(t).length + 1, 0);
+    const cost = [...fresh.values()].reduce((s, t) => s + keyLineCost(t), 0);
     if (chosen.size + fresh.size > budget.lines || chars + cost > budget.chars) return false;
     for (const [line, t] of fresh) {
       chosen.set(line, t);
