@@ -65,6 +65,12 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'phpunit', kind: 'verdict', re: /^Tests: \d+, Assertions: \d+, .*\b(Errors|Failures): \d+/ },
   { family: 'minitest', kind: 'verdict', re: /^\d+ runs, \d+ assertions, (\d+ failures, [1-9]\d* errors|[1-9]\d* failures, \d+ errors)\b/ },
   { family: 'ctest', kind: 'verdict', re: /^The following tests FAILED:$/ },
+  { family: 'googletest', kind: 'verdict', re: /^\s*\d+ FAILED TESTS?$/ },
+  {
+    family: 'maven surefire',
+    kind: 'verdict',
+    re: /^(\[(ERROR|WARNING|INFO)\] )?Tests run: \d+, (Failures: [1-9]\d*|Failures: \d+, Errors: [1-9]\d*)\b(?!.*\bTime elapsed)/,
+  },
   { family: 'sanitizer', kind: 'verdict', re: /^SUMMARY: \w+Sanitizer: / },
   { family: 'valgrind', kind: 'verdict', re: /^==\d+== ERROR SUMMARY: [1-9]/ },
   { family: 'npm', kind: 'verdict', re: /^npm (ERR!|error) code \w/ },
@@ -84,6 +90,8 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'go test', kind: 'pass', re: /^ok\s+\S+\s+([\d.]+s|\(cached\))/ },
   { family: 'phpunit/unittest', kind: 'pass', re: /^OK \(\d+ tests?, \d+ assertions?\)$|^OK( \((skipped|expected failures)=\d+.*\))?$/ },
   { family: 'minitest', kind: 'pass', re: /^\d+ runs, \d+ assertions, 0 failures, 0 errors\b/ },
+  { family: 'googletest', kind: 'pass', re: /^\[ {2}PASSED {2}\] \d+ tests?\.$/ },
+  { family: 'maven surefire', kind: 'pass', re: /^(\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0\b(?!.*\bTime elapsed)/ },
   { family: 'jest/node', kind: 'pass', re: /^Tests:\s+\d+ passed, \d+ total$|^ℹ pass \d+$/ },
 
   // ---------------------------------------------------------------- failing tests
@@ -97,6 +105,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'mocha', kind: 'test', re: /^\s+\d+\) \S/, title: 4 },
   { family: 'phpunit', kind: 'test', re: /^\d+\) [\w\\]+::\w/ },
   { family: 'unity (C)', kind: 'test', re: new RegExp(String.raw`^${FILE_LINE}:\w+:FAIL\b`) },
+  { family: 'googletest', kind: 'test', re: /^\[ {2}FAILED {2}\] (?!\d+ tests?,)\S/ },
   { family: 'node --test (spec)', kind: 'test', re: /^\s*✖ (?!failing tests:)\S/ },
   { family: 'doctest', kind: 'test', re: /^File "[^"]+", line \d+, in \S+$/ },
   {
@@ -116,7 +125,7 @@ export const LINE_RULES: readonly LineRule[] = [
   {
     family: 'python/java/js',
     kind: 'error',
-    re: /^\s*(Uncaught )?([\w$]+\.)*[A-Z][\w$]*(Error|Exception|Failure|Exit)\b( \[\w+\])?(: |$)/,
+    re: /^\s*(Uncaught )?([\w$]+\.)*([A-Z][\w$]*(Error|Exception|Failure|Exit)|Error|Exception)\b( \[\w+\])?(: |$)/,
   },
   { family: 'java', kind: 'error', re: /^Exception in thread "|^Caused by: / },
   {
@@ -140,6 +149,9 @@ export const LINE_RULES: readonly LineRule[] = [
   },
   { family: 'eslint', kind: 'error', re: /^\s+\d+:\d+\s+error\s+/ },
   { family: 'go', kind: 'error', re: /^panic: |^fatal error: / },
+  // The compiler's and vet's errors (go test prints them under `# pkg`): a file at the start of the line.
+  { family: 'go build', kind: 'error', re: /^(\.{1,2}\/)?[\w./-]+\.go:\d+(:\d+)?: \S/ },
+  { family: 'googletest', kind: 'error', re: new RegExp(String.raw`^${FILE_LINE}: Failure$`) },
   { family: 'generic', kind: 'error', re: /^(error|fatal|ERROR|FATAL|Error|FAILED|FAIL)(\[[\w-]+\])?: / },
   { family: 'tool: error', kind: 'error', re: /^[\w./+-]+: (fatal )?error: |\bundefined reference to / },
   // A log level at the start of a line, after a timestamp or bracketed fields: never inside a
@@ -160,8 +172,13 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'pytest', kind: 'detail', re: /^E\s+\S|^>\s{2,}\S/ },
   { family: 'go test', kind: 'detail', re: /^\s+[\w.-]+\.go:\d+: \S/ },
   { family: 'phpunit', kind: 'detail', re: /^Failed asserting that / },
+  {
+    family: 'googletest/junit',
+    kind: 'detail',
+    re: /^\s*(Expected equality of these values:|Value of: |Which is: )|\bexpected:? ?<.*> but was:? ?<.*>/,
+  },
   { family: 'doctest', kind: 'detail', re: /^(Failed example|Exception raised):$|^Got nothing$/ },
-  { family: 'rustc', kind: 'detail', re: /^\s*\d*\s*\|[\s|]*\^+ \S/ },
+  { family: 'rustc', kind: 'detail', re: /^\s*\d*\s*\|[\s|_]*\^[-^~_]* \S/ },
   { family: 'javac/tap', kind: 'detail', re: /^\s*(symbol|location|required|found|reason):\s+\S|^\s+error: '.+'$/ },
   { family: 'c++', kind: 'detail', re: /^\s+what\(\):\s/ },
   { family: 'jest', kind: 'detail', re: /^\s*Snapshot name: / },
@@ -188,7 +205,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'ruby', kind: 'frame', re: /^\s*(from )?[^\s:]+\.rb:\d+:in [`'][^'\n]{1,300}'$/ },
   // A goroutine's frame: the function (a module's: its path has a dot), then its file on a tab-indented line.
   { family: 'go', kind: 'frame', re: /^\t\S+\.go:\d+( \+0x[0-9a-f]+)?$|^[\w-]+\.[\w.-]+\/\S*\.[\w*()]+\(.*\)$/ },
-  { family: 'phpunit', kind: 'location', re: /^\/[^\s:]+\.php:\d+$/ },
+  { family: 'phpunit', kind: 'location', re: /^(\/|[\w.-]+\/)[^\s:]*\.php:\d+$/ },
   { family: 'sanitizer', kind: 'frame', re: /^\s*#\d+ 0x[0-9a-f]+ in \S+/ },
   { family: 'valgrind', kind: 'frame', re: /^==\d+==\s+(at|by) 0x[0-9A-F]+: / },
 

@@ -309,6 +309,35 @@ describe('key lines of test runners', () => {
     );
   });
 
+  test('googletest under ctest: the failure’s file and line, what it compared, the test, the verdicts', () => {
+    const out = [
+      '[ RUN      ] MoneyTest.AddsCents',
+      '/w/test/money_test.cc:42: Failure',
+      'Expected equality of these values:',
+      '  add(cents(1), cents(300))',
+      '    Which is: 300',
+      '  301',
+      '[  FAILED  ] MoneyTest.AddsCents (0 ms)',
+      '[==========] 12 tests from 3 test suites ran. (1 ms total)',
+      '[  PASSED  ] 11 tests.',
+      '[  FAILED  ] 1 test, listed below:',
+      '[  FAILED  ] MoneyTest.AddsCents',
+      '',
+      ' 1 FAILED TEST',
+      '',
+      '0% tests passed, 1 tests failed out of 1',
+    ].join('\n');
+    expect(keyLines(out)).toEqual(
+      expect.arrayContaining([
+        '/w/test/money_test.cc:42: Failure',
+        'Expected equality of these values:',
+        'Which is: 300',
+        '[  FAILED  ] MoneyTest.AddsCents (0 ms)',
+        '0% tests passed, 1 tests failed out of 1',
+      ]),
+    );
+  });
+
   test('a passing run keeps its verdict, one line, for every runner; never a passing test named like an error', () => {
     const verdicts = [
       '100% tests passed, 0 tests failed out of 19',

@@ -92,6 +92,26 @@ const EXAMPLES: Array<[string, string]> = [
   ['95% tests passed, 1 tests failed out of 19', 'verdict'],
   ['The following tests FAILED:', 'verdict'],
   ['/w/tests/misc_tests.c:460:cjson_functions_should_not_crash:FAIL: Expected FALSE Was TRUE', 'test'],
+  ['    |  |_____^ expected `u32`, found `u64`', 'detail'],
+  // go build and vet under go test, mocha's bare Error, relative PHP paths
+  ['./uuid.go:315:9: cannot use int(uuid[6] >> 4) (value of type int) as type Version in return statement', 'error'],
+  ['pkg/parse/lexer.go:88:2: declared and not used: tok', 'error'],
+  ['     Error: Timeout of 2000ms exceeded. For async tests and hooks, ensure "done()" is called', 'error'],
+  ['tests/Unit/MoneyTest.php:58', 'location'],
+  // googletest under ctest
+  ['[  FAILED  ] MoneyTest.AddsCents (0 ms)', 'test'],
+  ['[  FAILED  ] 2 tests, listed below:', 'mention'],
+  ['/w/test/money_test.cc:42: Failure', 'error'],
+  ['Expected equality of these values:', 'detail'],
+  ['    Which is: 301', 'detail'],
+  [' 2 FAILED TESTS', 'verdict'],
+  ['[  PASSED  ] 12 tests.', 'pass'],
+  // Maven surefire, JUnit
+  ['[ERROR] Tests run: 12, Failures: 2, Errors: 0, Skipped: 0', 'verdict'],
+  ['[INFO] Tests run: 12, Failures: 0, Errors: 0, Skipped: 0', 'pass'],
+  ['[ERROR]   MoneyTest.testAdd:12 expected:<3> but was:<4>', 'error'],
+  ['java.lang.AssertionError: expected:<3> but was:<4>', 'error'],
+  ['	at com.example.MoneyTest.testAdd(MoneyTest.java:12)', 'frame'],
 ];
 
 describe('classifyLine', () => {
