@@ -81,7 +81,15 @@ export function failures(cands: Candidate[]): Failure[] {
   let pendingNext: Candidate[] = [];
   let current: Failure | undefined;
   let lastLine = -Infinity;
+  /** After a test's start and before a headline: lines belong to the headline that ends it. */
+  let started = false;
   for (const c of cands) {
+    if (c.kind === 'start') {
+      current = undefined;
+      pendingNext = [];
+      started = true;
+      continue;
+    }
     // No part of a failure (a failed run with nothing better takes loose words alone; a passing one, its verdict).
     if (c.kind === 'mention' || c.kind === 'pass') continue;
     if (c.kind === 'warning') {
@@ -109,8 +117,9 @@ export function failures(cands: Candidate[]): Failure[] {
       const last = pendingNext[pendingNext.length - 1];
       current = { head: c, parts: last && c.line - last.line <= ATTACH_GAP ? pendingNext : [] };
       pendingNext = [];
+      started = false;
       out.push(current);
-    } else if (c.attach === 'next') {
+    } else if (c.attach === 'next' || (started && !current)) {
       if (pendingNext.length && c.line - pendingNext[pendingNext.length - 1]!.line > ATTACH_GAP) pendingNext = [];
       pendingNext.push(c);
     } else if (current && (c.line - lastLine <= ATTACH_GAP || (FAR_PARTS.has(c.kind) && c.line - lastLine <= FAR_GAP))) {

@@ -64,6 +64,8 @@ export class KeyLineCollector {
     const n = this.lineNo++;
     // Colour codes (tsc and maven print them even when not on a terminal) are no part of the text.
     let text = (raw.includes('\x1b') ? raw.replace(ANSI_ESCAPE, '') : raw).trimEnd();
+    // A margin of box drawing (PHPUnit's testdox: `   │ Failed asserting that ...`) is no part of the text.
+    if (text.includes('│')) text = text.replace(BOX_MARGIN, '$1');
     if (text.length === 0 || text.startsWith('[... ') || text.startsWith('[binary')) return;
     if (isBinaryLine(text)) {
       this.binaryLines++;
@@ -132,6 +134,8 @@ export const ANSI_ESCAPE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
 const CONTINUATION: LineClass = { kind: 'detail', family: 'continuation', attach: 'prev', library: false, at: 0 };
 /** A line of a test's name, below its headline: part of the headline. */
 const TITLE: LineClass = { kind: 'detail', family: 'title', attach: 'prev', library: false, at: 0 };
+
+const BOX_MARGIN = /^(\s*)│ ?/;
 
 /** Text this long after the last binary byte of a line is a line of its own. */
 const MIN_GLUED_TEXT = 16;

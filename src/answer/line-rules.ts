@@ -7,6 +7,7 @@
  * - `pass`: a passing run's last word (`30 passed in 0.5s`, `ok  pkg 0.01s`, `OK (68 tests, 70 assertions)`).
  * - `error`: an error headline (`error[E0308]: ...`, `ValueError: ...`, `file:1:2: error:`).
  * - `test`: the name of a failing test (`not ok 15 - name`, `● suite › test`, `FAIL: test_x (...)`).
+ * - `start`: a test starting (`=== RUN   TestX`): never kept; what follows it belongs to the headline after it.
  * - `detail`: what a failure compared (`Expected:`/`Received:`, `left:`/`right:`, pytest's `E` lines, `symbol:`).
  * - `location`: where (`--> src/main.rs:35:28`, `tests/test_a.py:12: AssertionError`).
  * - `frame`: a stack frame (Python, JavaScript, Java, sanitizers, valgrind); library frames are told apart.
@@ -17,7 +18,7 @@
  * (`error_handler.c`, `test_errors.py`) is no error.
  */
 
-export type LineKind = 'verdict' | 'pass' | 'error' | 'test' | 'detail' | 'location' | 'frame' | 'diff' | 'warning' | 'mention';
+export type LineKind = 'verdict' | 'pass' | 'error' | 'test' | 'start' | 'detail' | 'location' | 'frame' | 'diff' | 'warning' | 'mention';
 
 interface LineRule {
   family: string;
@@ -97,7 +98,9 @@ export const LINE_RULES: readonly LineRule[] = [
   // ---------------------------------------------------------------- failing tests
   { family: 'tap', kind: 'test', re: /^\s*not ok \d+/ },
   { family: 'jest', kind: 'test', re: /^\s*● (?!Console\b)\S/ },
-  { family: 'jest/vitest', kind: 'test', re: /^\s*(FAIL|[×✕✗]) \S/ },
+  { family: 'jest/vitest/testdox', kind: 'test', re: /^\s*(FAIL|[×✕✗✘]) \S/ },
+  // go test -v prints a test's t.Errorf lines between its `=== RUN` and its `--- FAIL`.
+  { family: 'go test -v', kind: 'start', re: /^=== (RUN|CONT|NAME) +\S/ },
   { family: 'cargo test', kind: 'test', re: /^test \S+ \.\.\. FAILED$|^---- \S+ stdout ----$/ },
   { family: 'unittest', kind: 'test', re: /^(FAIL|ERROR): \S+ \(|\) \.\.\. (FAIL|ERROR)$/ },
   { family: 'pytest', kind: 'test', re: /^_{3,} \S[^\n]{0,300} _{3,}$|^(FAILED|ERROR) [^\s:]+::\S|::[^\s:]+ (FAILED|ERROR)\b/ },
@@ -171,7 +174,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'rust', kind: 'detail', re: /^\s*(left|right):\s*\S|^assertion `.*` failed/ },
   { family: 'pytest', kind: 'detail', re: /^E\s+\S|^>\s{2,}\S/ },
   { family: 'go test', kind: 'detail', re: /^\s+[\w.-]+\.go:\d+: \S/ },
-  { family: 'phpunit', kind: 'detail', re: /^Failed asserting that / },
+  { family: 'phpunit', kind: 'detail', re: /^\s*Failed asserting that / },
   {
     family: 'googletest/junit',
     kind: 'detail',
@@ -205,7 +208,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'ruby', kind: 'frame', re: /^\s*(from )?[^\s:]+\.rb:\d+:in [`'][^'\n]{1,300}'$/ },
   // A goroutine's frame: the function (a module's: its path has a dot), then its file on a tab-indented line.
   { family: 'go', kind: 'frame', re: /^\t\S+\.go:\d+( \+0x[0-9a-f]+)?$|^[\w-]+\.[\w.-]+\/\S*\.[\w*()]+\(.*\)$/ },
-  { family: 'phpunit', kind: 'location', re: /^(\/|[\w.-]+\/)[^\s:]*\.php:\d+$/ },
+  { family: 'phpunit', kind: 'location', re: /^\s*(\/|[\w.-]+\/)[^\s:]*\.php:\d+$/ },
   { family: 'sanitizer', kind: 'frame', re: /^\s*#\d+ 0x[0-9a-f]+ in \S+/ },
   { family: 'valgrind', kind: 'frame', re: /^==\d+==\s+(at|by) 0x[0-9A-F]+: / },
 

@@ -30,6 +30,36 @@ describe('key lines of test runners', () => {
     ]);
   });
 
+  test('go test -v: the t.Errorf lines printed between a test’s === RUN and its --- FAIL belong to that test', () => {
+    const out = [
+      '=== RUN   TestJSON',
+      '    json_test.go:30: got uuid.S{ID1:uuid.UUID{0xf4}}, want uuid.S{ID1:uuid.UUID{0x85}}',
+      '--- FAIL: TestJSON (0.00s)',
+      '=== RUN   TestNullUUIDScan',
+      '--- PASS: TestNullUUIDScan (0.00s)',
+      '=== RUN   TestNullUUIDMarshalJSON',
+      '    null_test.go:196: expected json data "abcd", got "0101"',
+      '--- FAIL: TestNullUUIDMarshalJSON (0.00s)',
+      '=== RUN   TestValue',
+      '--- PASS: TestValue (0.00s)',
+      'FAIL',
+      'FAIL\tgithub.com/google/uuid\t2.521s',
+    ].join('\n');
+    // With room for one failure's lines, the first one's own detail comes with it.
+    expect(keyLines(out, { budget: { lines: 3, chars: 1000 } })).toEqual([
+      'json_test.go:30: got uuid.S{ID1:uuid.UUID{0xf4}}, want uuid.S{ID1:uuid.UUID{0x85}}',
+      '--- FAIL: TestJSON (0.00s)',
+      'FAIL\tgithub.com/google/uuid\t2.521s',
+    ]);
+    expect(keyLines(out)).toEqual([
+      'json_test.go:30: got uuid.S{ID1:uuid.UUID{0xf4}}, want uuid.S{ID1:uuid.UUID{0x85}}',
+      '--- FAIL: TestJSON (0.00s)',
+      'null_test.go:196: expected json data "abcd", got "0101"',
+      '--- FAIL: TestNullUUIDMarshalJSON (0.00s)',
+      'FAIL\tgithub.com/google/uuid\t2.521s',
+    ]);
+  });
+
   test('go test: a panic keeps the project’s frames (the innermost and the test’s), not the runtime’s', () => {
     const out = [
       '--- FAIL: TestJSON (0.00s)',
@@ -131,6 +161,31 @@ describe('key lines of test runners', () => {
       'Failed asserting that two strings are identical.',
       '/workspace/tests/FnDispatcherTest.php:66',
       'Tests: 3746, Assertions: 8086, Failures: 2.',
+    ]);
+  });
+
+  test('PHPUnit --testdox: the ✘ headline, and what it compared inside the box margin', () => {
+    const out = [
+      ' ✔ Compliance error case uses file option',
+      ' ✘ Passes compliance with data set #706',
+      '   │',
+      '   │ Result: 11',
+      '   │ Expected: 2.75',
+      '   │',
+      '   │ Failed asserting that 11 matches expected 2.75.',
+      '   │',
+      '   │ /workspace/tests/ComplianceTest.php:85',
+      '   │',
+      '',
+      'ERRORS!',
+      'Tests: 3746, Assertions: 8082, Errors: 4, Failures: 4, Warnings: 1.',
+    ].join('\n');
+    expect(keyLines(out)).toEqual([
+      '✘ Passes compliance with data set #706',
+      'Expected: 2.75',
+      'Failed asserting that 11 matches expected 2.75.',
+      '/workspace/tests/ComplianceTest.php:85',
+      'Tests: 3746, Assertions: 8082, Errors: 4, Failures: 4, Warnings: 1.',
     ]);
   });
 
