@@ -522,7 +522,11 @@ async function benchTokens() {
       const missing = needed.filter((raw) => {
         const part = plain(raw);
         const lines = text.filter((l) => l.includes(raw)).map((l) => plain(l).trim());
-        return !lines.some((l) => seen.includes(l) || (l.length > 200 && (answer.keyLines ?? []).some((k) => k.includes(part))));
+        // A line over 200 characters is clipped around the needed part; a line glued to binary
+        // bytes (`cat` of a gzip member, then a log) is read from where they end.
+        // eslint-disable-next-line no-control-regex -- bytes that are not text
+        const partial = (l) => l.length > 200 || /[\x00-\x08\x0e-\x1a\x1c-\x1f\ufffd]/.test(l);
+        return !lines.some((l) => seen.includes(l) || (partial(l) && (answer.keyLines ?? []).some((k) => k.includes(part))));
       });
       rows.push({
         name,
@@ -580,7 +584,7 @@ async function benchTokens() {
   const cleanKeyLines = clean.reduce((s, r) => s + r.keyLines, 0);
   record({
     id: 'tokens-clean-runs',
-    target: `4. key lines on successful runs with no error (${clean.length} items)`,
+    target: `4. key lines on successful runs with nothing needed (${clean.length} items)`,
     measured: cleanKeyLines,
     measuredText: `${cleanKeyLines}`,
     limit: 0,

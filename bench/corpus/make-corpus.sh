@@ -54,6 +54,7 @@ ITEMS=(
   make-recipe-tool
   exit0-pytest-levels
   exit0-node-spec
+  cat-gzip-glued
 )
 
 declare -A CMD=(
@@ -93,12 +94,16 @@ declare -A CMD=(
   [make-recipe-tool]='make'
   [exit0-pytest-levels]='python3 -m pytest -v'
   [exit0-node-spec]='node --test --test-reporter=spec'
+  [cat-gzip-glued]='cat logs/*'
 )
 
 # Preparation that is not part of the recorded command.
 setup_item() {
   case "$1" in
     cat-mixed-binary) gzip -n logs/app-2.log ;; # -> logs/app-2.log.gz, between the two text logs
+    # A large gzip member between two small text logs; the last one's first line follows the
+    # member's last bytes on the same line (it has no newline of its own).
+    cat-gzip-glued) python3 gen.py && gzip -n logs/2-access.log ;;
     long-build-log) python3 gen.py ;;           # writes src/codec_001.c ... src/codec_400.c
     big-log-warnings) python3 gen.py ;;         # writes src/m1.c ... src/m120.c
     segfault) gcc -g -O0 -o prog prog.c ;;

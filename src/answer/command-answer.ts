@@ -2,7 +2,8 @@ import type { ExecResult } from '../sandbox/exec-types.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 import { swallowed } from '../debug.js';
 import { sliceText } from '../display-text.js';
-import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLines, scanLog, selectKeyLines } from './key-lines.js';
+import { ANSI_ESCAPE, clipLine, KEY_LINE_BUDGET, keyLineCost, keyLines, selectKeyLines } from './key-lines.js';
+import { scanLog } from './log-scan.js';
 import { killedBySignal, signalField } from './signals.js';
 
 export { keyLines } from './key-lines.js';
@@ -35,7 +36,7 @@ export interface CommandAnswer {
   summary?: string;
   /** How `summary` was made: by the lite model, or extracted from the output (no model, or one that failed). */
   summaryKind?: 'model' | 'extractive';
-  /** Beside a summary: the lines a developer needs (verdict, errors, failing tests, locations), verbatim. */
+  /** Beside a summary (or a note of binary output): the lines a developer needs (verdict, errors, failing tests, locations), verbatim. */
   keyLines?: string[];
   timedOut?: true;
   canceled?: true;
@@ -70,8 +71,21 @@ export function answerForModel(a: CommandAnswer): Omit<CommandAnswer, 'logPath' 
   return rest;
 }
 
+export interface TimeoutArgument {
+  /** Its name, as the caller passes it (runCommand's `timeoutMs`). */
+  name: string;
+  /** Its largest value, in milliseconds. */
+  maxMs: number;
+}
+
+/** A timed-out command's reason, with how to ask for longer: the model would otherwise retry with the same limit. */
+function moreTime(reason: string | undefined, arg: TimeoutArgument): string {
+  const most = arg.maxMs % 60_000 === 0 ? `${arg.maxMs / 60_000} min` : `${arg.maxMs / 1000} s`;
+  return `${reason ?? 'timed out'}; to give it longer, run it again with ${arg.name} up to ${arg.maxMs} (${most})`;
+}
+
 /** A summary beside key lines is cut to this: the key lines carry the facts. */
-const SUMMARY_WITH_KEY_LINES = 300;
+const SUMMARY_WITH_KEY_LINES = 240;
 /** A summary on its own. */
 const SUMMARY_ALONE = 800;
 
@@ -145,7 +159,8 @@ function withCapturedKeyLines(fromLog: string[], fromCaptured: string[]): string
   const missing = fromCaptured.filter((k) => !deduped.some((l) => l.includes(bare(k))));
   if (!missing.length) return deduped;
   const key = [...deduped, ...missing];
-  for (let i = Math.floor(deduped.length / 2); key.length > KEY_LINE_BUDGET.lines && i < key.length;) {
+  const over = () => key.length > KEY_LINE_BUDGET.lines || key.reduce((n, k) => n + keyLineCost(k), 0) > KEY_LINE_BUDGET.chars;
+  for (let i = Math.floor(deduped.length / 2); over() && i < key.length;) {
     if (fromCaptured.includes(key[i]!)) i++;
     else key.splice(i, 1);
   }
@@ -175,7 +190,13 @@ export function extractiveSummary(r: Pick<ExecResult, 'stdout' | 'stderr' | 'byt
  */
 export async function buildCommandAnswer(
   r: ExecResult,
-  options: { thresholdBytes?: number; summarizer?: OutputSummarizer; signal?: AbortSignal } = {},
+  options: {
+    thresholdBytes?: number;
+    summarizer?: OutputSummarizer;
+    signal?: AbortSignal;
+    /** The argument a caller sets a longer timeout with, and its most: a timed-out answer names them. */
+    timeoutArgument?: TimeoutArgument;
+  } = {},
 ): Promise<CommandAnswer> {
   const threshold = options.thresholdBytes ?? DEFAULT_SUMMARY_THRESHOLD_BYTES;
   // Colour codes cost tokens and say nothing to a model: the text without them.
@@ -188,12 +209,17 @@ export async function buildCommandAnswer(
     ...text,
     ...(key && key.length ? { keyLines: key } : {}),
     ...resultFlags(r),
+    ...(r.timedOut && options.timeoutArgument ? { reason: moreTime(r.reason, options.timeoutArgument) } : {}),
     logPath: r.logPath,
   });
   if (Buffer.byteLength(output) <= threshold && !r.truncated) return answer({ output });
-  // Binary output is already reduced to a one-line note: nothing to summarize.
+  // Binary output is already reduced to a one-line note: nothing to summarize. Its log may
+  // still hold text lines (`cat logs/*` over a large gzip member): their key lines go beside it.
   const notes = [r.stdout, r.stderr].filter((t) => t !== '');
-  if (notes.length > 0 && notes.every((t) => t.startsWith('[binary output:'))) return answer({ output });
+  if (notes.length > 0 && notes.every((t) => t.startsWith('[binary output:'))) {
+    const scan = await scanLog(r.logPath);
+    return answer({ output }, scan ? selectKeyLines(scan.collector, { exitCode: r.exitCode, fallback: false }) : undefined);
+  }
   const select = { exitCode: r.exitCode, signal: killedBy !== undefined };
   // A cut output: every line of the full log is classified, the middle too (text lines
   // only: an error beside binary data is still found). Else, or when the log cannot be read, the output as captured.

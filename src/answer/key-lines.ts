@@ -1,9 +1,7 @@
-import { open } from 'node:fs/promises';
-import { StringDecoder } from 'node:string_decoder';
-import { swallowed } from '../debug.js';
 import { sliceText } from '../display-text.js';
 import { isBinaryLine } from '../capture/stream-window.js';
 import { classifyLine, type LineClass } from './line-rules.js';
+import { byNeed, failureLines, failures, mergeSameTest, type Candidate } from './failures.js';
 
 /**
  * Key lines: the lines of a command's output a developer needs to fix a failure, kept
@@ -12,18 +10,6 @@ import { classifyLine, type LineClass } from './line-rules.js';
  * happened in the project's own code), errors before warnings, within a budget.
  */
 
-/** One classified line and where it was in the output. */
-interface Candidate extends LineClass {
-  line: number;
-  text: string;
-}
-
-/** A failure: its headline and the lines that belong to it. */
-interface Failure {
-  head: Candidate;
-  parts: Candidate[];
-}
-
 export interface KeyLineBudget {
   /** At most this many lines. */
   lines: number;
@@ -31,23 +17,16 @@ export interface KeyLineBudget {
   chars: number;
 }
 
-export const KEY_LINE_BUDGET: Readonly<KeyLineBudget> = { lines: 28, chars: 1600 };
+export const KEY_LINE_BUDGET: Readonly<KeyLineBudget> = { lines: 28, chars: 1500 };
+
+/** What a key line costs the model, which reads it as a JSON string in a list: quotes, escapes, a comma. */
+export function keyLineCost(text: string): number {
+  return JSON.stringify(text).length + 1;
+}
 /** Longer lines are clipped, around what made them key lines. */
 export const MAX_LINE_CHARS = 200;
 /** Of a clipped line whose key part is at its start: this much of the start, the rest of the end. */
 const CLIP_HEAD = 120;
-/** A line belongs to the failure above (or below) it when at most this many lines lie between. */
-const ATTACH_GAP = 4;
-/**
- * What a failure compared, and where, may come further below its headline: pytest and
- * jest print the test's source between its name and its `E` lines or its stack.
- */
-const FAR_PARTS = new Set(['detail', 'location', 'diff', 'frame']);
-const FAR_GAP = 40;
-/** Per failure, at most: */
-const MAX_DETAILS = 5;
-const MAX_FRAMES = 4;
-const MAX_DIFF = 6;
 /** Verdict lines kept, counted from the end. */
 const MAX_VERDICTS = 2;
 /** Loose error words a failed run with nothing better keeps: the last ones, then the first ones. */
@@ -73,30 +52,44 @@ export class KeyLineCollector {
   private readonly lastLines: Array<{ line: number; text: string }> = [];
   private lastAt = 0;
   private lineNo = 0;
-  /** A line that ends in a colon: its number and indent, and how many lines below continue it. */
-  private cont: { line: number; indent: number; lines: number } | undefined;
+  /**
+   * A line continued below: its indent, how many of the non-blank lines below continue it,
+   * whether they must be indented deeper, and how many have been seen.
+   */
+  private cont: { indent: number; lines: number; deeper: boolean; seen: number; kind: 'detail' | 'title' } | undefined;
   /** Lines passed over because they were binary. */
   binaryLines = 0;
 
   push(raw: string): void {
     const n = this.lineNo++;
     // Colour codes (tsc and maven print them even when not on a terminal) are no part of the text.
-    const text = (raw.includes('\x1b') ? raw.replace(ANSI_ESCAPE, '') : raw).trimEnd();
+    let text = (raw.includes('\x1b') ? raw.replace(ANSI_ESCAPE, '') : raw).trimEnd();
+    // A margin of box drawing (PHPUnit's testdox: `   │ Failed asserting that ...`) is no part of the text.
+    if (text.includes('│')) text = text.replace(BOX_MARGIN, '$1');
     if (text.length === 0 || text.startsWith('[... ') || text.startsWith('[binary')) return;
     if (isBinaryLine(text)) {
       this.binaryLines++;
-      return;
+      // A text line glued to the end of binary data (`cat` of a gzip member, then a log
+      // whose first line is the error) is read from where the binary bytes end.
+      const tail = textAfterBinary(text);
+      if (tail === undefined) return;
+      text = tail;
     }
     this.lastLines[this.lastAt++ % LAST_LINES] = { line: n, text };
     // A line that ends in a colon continues below: a headline on its next line (rust's
-    // panic message), a detail on up to three lines indented deeper (`expected:` in TAP's YAML).
+    // panic message, minitest's test name), a detail on up to three lines indented deeper
+    // (`expected:` in TAP's YAML). A mocha headline's title goes on below it, indented deeper.
     const indent = text.length - text.trimStart().length;
     const own = classifyLine(text);
     const cont = this.cont;
-    const c = own ?? (cont && n - cont.line <= cont.lines && (cont.lines === 1 || indent > cont.indent) ? CONTINUATION : undefined);
-    if (own && text.endsWith(':') && own.kind !== 'frame')
-      this.cont = { line: n, indent, lines: own.kind === 'error' || own.kind === 'test' ? 1 : 3 };
-    else if (!c || own) this.cont = undefined;
+    const continues = !own && cont && cont.seen < cont.lines && (!cont.deeper || indent > cont.indent);
+    const c = own ?? (continues ? (cont.kind === 'title' ? TITLE : CONTINUATION) : undefined);
+    if (continues) cont.seen++;
+    if (own && text.endsWith(':') && own.kind !== 'frame') {
+      const headline = own.kind === 'error' || own.kind === 'test';
+      this.cont = { indent, lines: headline ? 1 : 3, deeper: !headline, seen: 0, kind: own.kind === 'test' ? 'title' : 'detail' };
+    } else if (own?.title) this.cont = { indent, lines: own.title, deeper: true, seen: 0, kind: 'title' };
+    else if (!continues) this.cont = undefined;
     if (!c) return;
     (WEAK_KINDS.has(c.kind) ? this.weak : this.strong).push({ ...c, line: n, text });
   }
@@ -139,112 +132,23 @@ const WEAK_KINDS = new Set(['warning', 'mention', 'diff']);
 export const ANSI_ESCAPE = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
 
 const CONTINUATION: LineClass = { kind: 'detail', family: 'continuation', attach: 'prev', library: false, at: 0 };
+/** A line of a test's name, below its headline: part of the headline. */
+const TITLE: LineClass = { kind: 'detail', family: 'title', attach: 'prev', library: false, at: 0 };
 
-const HEADLINES = new Set(['error', 'test', 'verdict']);
+const BOX_MARGIN = /^(\s*)│ ?/;
 
-/**
- * The test a headline names, when runners name it twice (pytest's `___ test_x ___` and its
- * `FAILED path::test_x - ...`; unittest's `test_x (...) ... FAIL` and `FAIL: test_x (...)`;
- * cargo's `test m::x ... FAILED` and `---- m::x stdout ----`).
- */
-function testName(text: string): string | undefined {
-  const m =
-    /^_{3,} (?:ERROR at (?:setup|teardown) of |ERROR collecting )?(?:[\w.]+\.)?(\S.{0,300}?) _{3,}$/.exec(text) ??
-    /^(?:FAILED|ERROR) [^\s:]*::(?:\w+::)?(.{1,300}?)(?: - .*)?$/.exec(text) ??
-    /^(?:FAIL|ERROR): (\S+) \(/.exec(text) ??
-    /^(\S+) \(\S+\) \.\.\. (?:FAIL|ERROR)$/.exec(text) ??
-    /^test (\S+) \.\.\. FAILED$/.exec(text) ??
-    /^---- (\S+) stdout ----$/.exec(text);
-  return m?.[1];
-}
+/** Text this long after the last binary byte of a line is a line of its own. */
+const MIN_GLUED_TEXT = 16;
+// eslint-disable-next-line no-control-regex -- what is not text in a line that is binary
+const NOT_TEXT = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]/g;
 
-/** Failures of the same test become one: the later headline, the parts of both. */
-function mergeSameTest(fs: Failure[]): Failure[] {
-  const byName = new Map<string, Failure>();
-  const out: Failure[] = [];
-  for (const f of fs) {
-    const name = f.head.kind === 'test' ? testName(f.head.text) : undefined;
-    const same = name === undefined ? undefined : byName.get(name);
-    if (!same) {
-      if (name !== undefined) byName.set(name, f);
-      out.push(f);
-      continue;
-    }
-    // The later one: the report after the progress line, the summary line after the report.
-    same.head = f.head;
-    same.parts.push(...f.parts);
-  }
-  return out;
-}
-
-/** Groups candidates into failures: a headline and the details, frames and locations around it. */
-function failures(cands: Candidate[]): Failure[] {
-  const out: Failure[] = [];
-  let pendingNext: Candidate[] = [];
-  let current: Failure | undefined;
-  let lastLine = -Infinity;
-  for (const c of cands) {
-    if (c.kind === 'mention') continue; // no part of a failure (a run with nothing better takes them alone)
-    if (c.kind === 'warning') {
-      // Neither a failure nor a part of one: what follows a warning (its --> location) is its own.
-      current = undefined;
-      continue;
-    }
-    // An exception printed just below a failing test's name, indented deeper, is that test's
-    // error (node --test's spec reporter, jest), not a failure of its own.
-    const under =
-      current &&
-      current.head.kind === 'test' &&
-      c.kind === 'error' &&
-      c.line - lastLine <= 2 &&
-      indentOf(c.text) > indentOf(current.head.text);
-    if (under) {
-      current!.parts.push({ ...c, kind: 'detail' });
-    } else if (HEADLINES.has(c.kind)) {
-      // A headline takes the lines printed before it for it (a traceback), if close.
-      const last = pendingNext[pendingNext.length - 1];
-      current = { head: c, parts: last && c.line - last.line <= ATTACH_GAP ? pendingNext : [] };
-      pendingNext = [];
-      out.push(current);
-    } else if (c.attach === 'next') {
-      if (pendingNext.length && c.line - pendingNext[pendingNext.length - 1]!.line > ATTACH_GAP) pendingNext = [];
-      pendingNext.push(c);
-    } else if (current && (c.line - lastLine <= ATTACH_GAP || (FAR_PARTS.has(c.kind) && c.line - lastLine <= FAR_GAP))) {
-      current.parts.push(c);
-    } else {
-      current = undefined;
-    }
-    lastLine = c.line;
-  }
-  return out;
-}
-
-/** A detail that says nothing by itself: punctuation (`E   {`), pytest's connecting lines. */
-const HOLLOW = /^(E\s+)?([\W_]{0,3}|Omitting \d+ identical items.*|Full diff:|Use -v+ to get .*)$/;
-
-function indentOf(text: string): number {
-  return text.length - text.trimStart().length;
-}
-
-/**
- * The lines of one failure to keep, most needed first: the headline, what it compared,
- * where it happened (its own frames, nearest the headline: the innermost, whichever way
- * the runtime prints), then the diff.
- */
-function failureLines(f: Failure): Candidate[] {
-  const details = f.parts.filter((p) => (p.kind === 'detail' || p.kind === 'error') && !HOLLOW.test(p.text.trim()));
-  // Nearest the headline or a detail (a sanitizer's "allocated by thread T0 here:" has a stack of its own).
-  const anchors = [f.head, ...details].map((a) => a.line);
-  const distance = (c: Candidate) => Math.min(...anchors.map((a) => Math.abs(a - c.line)));
-  const frames = f.parts.filter((p) => p.kind === 'frame' && !p.library && !p.text.startsWith('Traceback'));
-  frames.sort((a, b) => distance(a) - distance(b) || a.line - b.line);
-  const locations = f.parts.filter((p) => p.kind === 'location');
-  // pytest's E lines carry the diff already; the summary's copy below its FAILED line is not needed.
-  const diff =
-    (f.head.kind === 'test' || details.length) && !details.some((d) => d.family === 'pytest')
-      ? f.parts.filter((p) => p.kind === 'diff')
-      : [];
-  return [f.head, ...details.slice(0, MAX_DETAILS), ...locations.slice(0, 2), ...frames.slice(0, MAX_FRAMES), ...diff.slice(0, MAX_DIFF)];
+/** The text after the last binary byte of a line, when it is long enough to be a line of text. */
+function textAfterBinary(line: string): string | undefined {
+  let end = -1;
+  for (const m of line.matchAll(NOT_TEXT)) end = m.index + m[0].length;
+  const tail = end < 0 ? '' : line.slice(end);
+  // Printable, and a run of words, not a stretch of compressed bytes that happens to be printable.
+  return tail.length >= MIN_GLUED_TEXT && /^[\x20-\x7e\t]+$/.test(tail) && /[A-Za-z]{3,}[^\n]*\s/.test(tail) ? tail : undefined;
 }
 
 /** Clips a long line so that what made it a key line stays in. */
@@ -287,7 +191,7 @@ export function selectKeyLines(
       seen.add(t);
       fresh.set(l.line, t);
     }
-    const cost = [...fresh.values()].reduce((s, t) => s + t.length + 1, 0);
+    const cost = [...fresh.values()].reduce((s, t) => s + keyLineCost(t), 0);
     if (chosen.size + fresh.size > budget.lines || chars + cost > budget.chars) return false;
     for (const [line, t] of fresh) {
       chosen.set(line, t);
@@ -298,23 +202,30 @@ export function selectKeyLines(
   };
   const verdicts = all.filter((f) => f.head.kind === 'verdict');
   const errors = all.filter((f) => f.head.kind === 'error' || f.head.kind === 'test');
-  // A successful run: a verdict only counts beside a real error.
+  // A successful run: a verdict only counts beside a real error; else its passing verdict is the one line kept.
   if (failed || errors.length) take(verdicts.slice(-MAX_VERDICTS).map((f) => f.head));
+  else take(candidates.filter((c) => c.kind === 'pass').slice(-1));
   const taken = { verdicts: chosen.size };
   // Failures that say what and where before bare names (a runner's list of failed tests
-  // repeats the names its failure reports give); among each, the first, the last, then the rest.
-  const edgesFirst = (fs: Failure[]) => (fs.length <= 2 ? fs : [fs[0]!, fs[fs.length - 1]!, ...fs.slice(1, -1)]);
+  // repeats the names its failure reports give); among each, the first, the last, those
+  // with a cause not shown yet, then the rest.
   const own = errors.filter((f) => !f.head.library);
   const order = [
-    ...edgesFirst(own.filter((f) => f.parts.length > 0)),
-    ...edgesFirst(own.filter((f) => f.parts.length === 0)),
-    ...errors.filter((f) => f.head.library),
+    ...byNeed(own.filter((f) => f.parts.length > 0)),
+    ...byNeed(own.filter((f) => f.parts.length === 0)),
+    ...errors.filter((f) => f.head.library).map((f) => ({ f, repeat: false })),
   ];
-  for (const f of order) {
-    // Whole if it fits; else as many of its lines as fit, the most needed first.
-    const lines = failureLines(f);
-    if (!take(lines)) for (const l of lines) take([l]);
-  }
+  // The first failure with all it compared and its diff; then each failure its headline,
+  // what it compared and where, before any second frame; then each one whole if it fits,
+  // else as many of its lines as fit, the most needed first.
+  // A failure whose cause one before it showed: its name first, the rest with the others.
+  const lines = order.map(({ f, repeat }) => ({
+    ...failureLines(f),
+    name: [f.head, ...f.parts.filter((p) => p.family === 'title')],
+    repeat,
+  }));
+  const rounds = [lines.slice(0, 1).map((l) => l.main), lines.map((l) => (l.repeat ? l.name : l.core)), lines.map((l) => l.all)];
+  for (const round of rounds) for (const l of round) if (!take(l)) for (const one of l) take([one]);
   // A failed run whose output has no failure in a known format (a verdict alone, or
   // nothing): its warnings (`--max-warnings 0`), else details with no headline, else its
   // loose error words, the last ones first (the cause is usually just before the end);
@@ -342,88 +253,4 @@ export function keyLines(
   const collector = new KeyLineCollector();
   collector.pushText(text);
   return selectKeyLines(collector, { exitCode: options.exitCode ?? 1, ...options });
-}
-
-/**
- * How much of a long log the scan reads: all of it up to this size; else its first and
- * its last half of this.
- */
-const LOG_SCAN_BYTES = 16 * 1024 * 1024;
-const SCAN_CHUNK_BYTES = 1024 * 1024;
-
-export interface LogScan {
-  collector: KeyLineCollector;
-  /** Bytes read, and the log's size: less read means the middle of a huge log was not. */
-  scannedBytes: number;
-  totalBytes: number;
-}
-
-/**
- * Classifies every line of a command's full log (for output whose middle was cut from
- * what the command's answer holds): the text lines, binary ones passed over, so an error
- * beside a gzip member is still found. Reads at most `maxBytes`, the start and the end of
- * a bigger log (measured: 0.26 s for 16 MiB of 80-byte log lines, 0.47 s when every line
- * is an error, 1.1 s for 16 MiB of 2-byte lines). Undefined when the log cannot be read.
- */
-export async function scanLog(logPath: string, options: { maxBytes?: number } = {}): Promise<LogScan | undefined> {
-  const maxBytes = options.maxBytes ?? LOG_SCAN_BYTES;
-  let file;
-  try {
-    file = await open(logPath, 'r');
-  } catch (e) {
-    swallowed(`opening ${logPath} for its key lines`, e);
-    return undefined;
-  }
-  try {
-    const totalBytes = (await file.stat()).size;
-    const ranges: Array<[number, number]> =
-      totalBytes <= maxBytes
-        ? [[0, totalBytes]]
-        : [
-            [0, Math.floor(maxBytes / 2)],
-            [totalBytes - Math.floor(maxBytes / 2), totalBytes],
-          ];
-    const collector = new KeyLineCollector();
-    let scannedBytes = 0;
-    const buf = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
-    for (const [from, to] of ranges) {
-      let carry = '';
-      const decoder = new StringDecoder('utf8');
-      // A range that starts after a line's start has only the end of that line: skipped.
-      let skipFirst = false;
-      if (from > 0) {
-        const { bytesRead } = await file.read(buf, 0, 1, from - 1);
-        skipFirst = bytesRead === 1 && buf[0] !== 0x0a;
-        collector.push('[... the middle of the log was not read ...]');
-      }
-      for (let pos = from; pos < to;) {
-        const { bytesRead } = await file.read(buf, 0, Math.min(SCAN_CHUNK_BYTES, to - pos), pos);
-        if (bytesRead === 0) break;
-        pos += bytesRead;
-        scannedBytes += bytesRead;
-        let text = carry + decoder.write(buf.subarray(0, bytesRead));
-        const endsLog = pos >= to && to >= totalBytes;
-        if (endsLog) text += decoder.end();
-        const end = endsLog ? text.length : text.lastIndexOf('\n') + 1;
-        // A line longer than a chunk is classified by its last 64 KiB.
-        carry = text.slice(end).slice(-65536);
-        const lines = text.slice(0, end).split('\n');
-        if (end > 0 && text[end - 1] === '\n') lines.pop();
-        if (skipFirst && end === 0) continue;
-        if (skipFirst) {
-          lines.shift();
-          skipFirst = false;
-        }
-        for (const line of lines) collector.push(line);
-      }
-      // A range that ends before the log does ends inside a line: that part is not read.
-      if (carry && !skipFirst && to >= totalBytes) collector.push(carry);
-    }
-    return { collector, scannedBytes, totalBytes };
-  } catch (e) {
-    swallowed(`scanning ${logPath}`, e);
-    return undefined;
-  } finally {
-    await file.close().catch((e: unknown) => swallowed(`closing ${logPath}`, e));
-  }
 }

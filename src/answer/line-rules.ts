@@ -4,8 +4,10 @@
  *
  * Kinds, from what a developer needs most:
  * - `verdict`: the run's last word (`3 errors`, `FAILED (failures=3)`, `Tests: 2 failed`).
+ * - `pass`: a passing run's last word (`30 passed in 0.5s`, `ok  pkg 0.01s`, `OK (68 tests, 70 assertions)`).
  * - `error`: an error headline (`error[E0308]: ...`, `ValueError: ...`, `file:1:2: error:`).
  * - `test`: the name of a failing test (`not ok 15 - name`, `● suite › test`, `FAIL: test_x (...)`).
+ * - `start`: a test starting (`=== RUN   TestX`): never kept; what follows it belongs to the headline after it.
  * - `detail`: what a failure compared (`Expected:`/`Received:`, `left:`/`right:`, pytest's `E` lines, `symbol:`).
  * - `location`: where (`--> src/main.rs:35:28`, `tests/test_a.py:12: AssertionError`).
  * - `frame`: a stack frame (Python, JavaScript, Java, sanitizers, valgrind); library frames are told apart.
@@ -16,7 +18,7 @@
  * (`error_handler.c`, `test_errors.py`) is no error.
  */
 
-export type LineKind = 'verdict' | 'error' | 'test' | 'detail' | 'location' | 'frame' | 'diff' | 'warning' | 'mention';
+export type LineKind = 'verdict' | 'pass' | 'error' | 'test' | 'start' | 'detail' | 'location' | 'frame' | 'diff' | 'warning' | 'mention';
 
 interface LineRule {
   family: string;
@@ -27,6 +29,11 @@ interface LineRule {
    * before their error (Python's traceback frames), `prev` (the default) for lines after it.
    */
   attach?: 'next';
+  /**
+   * A headline whose name goes on below it, on lines indented deeper (mocha's nested
+   * suites and test title): up to this many lines.
+   */
+  title?: number;
 }
 
 /** `path:line` or `path:line:col` as compilers and runtimes print it. */
@@ -48,13 +55,23 @@ export const LINE_RULES: readonly LineRule[] = [
   },
   { family: 'doctest', kind: 'verdict', re: /^\*\*\*Test Failed\*\*\* \d+ failures?\./ },
   { family: 'node --test (spec)', kind: 'verdict', re: /^ℹ fail [1-9]\d*$/ },
-  { family: 'ctest', kind: 'verdict', re: /^\d+% tests passed, \d+ tests? failed out of \d+/ },
+  { family: 'ctest', kind: 'verdict', re: /^\d+% tests passed, [1-9]\d* tests? failed out of \d+/ },
   { family: 'jest', kind: 'verdict', re: /^(Tests|Test Suites):\s+.*\b\d+ failed\b/ },
   { family: 'tap', kind: 'verdict', re: /^# fail [1-9]\d*$/ },
   { family: 'tsc', kind: 'verdict', re: /^Found \d+ errors?\b/ },
   { family: 'eslint', kind: 'verdict', re: /^✖ \d+ problems? \(\d+ errors?/ },
   { family: 'maven/gradle', kind: 'verdict', re: /^(\[(ERROR|INFO)\] )?BUILD FAILURE\b|^BUILD FAILED\b|^FAILURE: Build failed/ },
-  { family: 'go test', kind: 'verdict', re: /^FAIL\s+\S+\s+[\d.]+s$/ },
+  { family: 'go test', kind: 'verdict', re: /^FAIL\s+\S+\s+([\d.]+s|\[(build|setup) failed\])$/ },
+  { family: 'mocha', kind: 'verdict', re: /^\s*\d+ failing$/ },
+  { family: 'phpunit', kind: 'verdict', re: /^Tests: \d+, Assertions: \d+, .*\b(Errors|Failures): \d+/ },
+  { family: 'minitest', kind: 'verdict', re: /^\d+ runs, \d+ assertions, (\d+ failures, [1-9]\d* errors|[1-9]\d* failures, \d+ errors)\b/ },
+  { family: 'ctest', kind: 'verdict', re: /^The following tests FAILED:$/ },
+  { family: 'googletest', kind: 'verdict', re: /^\s*\d+ FAILED TESTS?$/ },
+  {
+    family: 'maven surefire',
+    kind: 'verdict',
+    re: /^(\[(ERROR|WARNING|INFO)\] )?Tests run: \d+, (Failures: [1-9]\d*|Failures: \d+, Errors: [1-9]\d*)\b(?!.*\bTime elapsed)/,
+  },
   { family: 'sanitizer', kind: 'verdict', re: /^SUMMARY: \w+Sanitizer: / },
   { family: 'valgrind', kind: 'verdict', re: /^==\d+== ERROR SUMMARY: [1-9]/ },
   { family: 'npm', kind: 'verdict', re: /^npm (ERR!|error) code \w/ },
@@ -65,15 +82,33 @@ export const LINE_RULES: readonly LineRule[] = [
     re: /\b(Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)( \(core dumped\))?$/,
   },
 
+  // ---------------------------------------------------------------- a passing run's verdict
+  {
+    family: 'pytest/ctest/mocha/cargo',
+    kind: 'pass',
+    re: /^=* ?\d+ passed(, \d+ \w+){0,5} in [\d.]+s\b|^\d+% tests passed, 0 tests failed out of \d+$|^\s*\d+ passing \(\d+m?s\)$|^test result: ok\. \d+ passed; 0 failed/,
+  },
+  { family: 'go test', kind: 'pass', re: /^ok\s+\S+\s+([\d.]+s|\(cached\))/ },
+  { family: 'phpunit/unittest', kind: 'pass', re: /^OK \(\d+ tests?, \d+ assertions?\)$|^OK( \((skipped|expected failures)=\d+.*\))?$/ },
+  { family: 'minitest', kind: 'pass', re: /^\d+ runs, \d+ assertions, 0 failures, 0 errors\b/ },
+  { family: 'googletest', kind: 'pass', re: /^\[ {2}PASSED {2}\] \d+ tests?\.$/ },
+  { family: 'maven surefire', kind: 'pass', re: /^(\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0\b(?!.*\bTime elapsed)/ },
+  { family: 'jest/node', kind: 'pass', re: /^Tests:\s+\d+ passed, \d+ total$|^ℹ pass \d+$/ },
+
   // ---------------------------------------------------------------- failing tests
   { family: 'tap', kind: 'test', re: /^\s*not ok \d+/ },
   { family: 'jest', kind: 'test', re: /^\s*● (?!Console\b)\S/ },
-  { family: 'jest/vitest', kind: 'test', re: /^\s*(FAIL|[×✕✗]) \S/ },
+  { family: 'jest/vitest/testdox', kind: 'test', re: /^\s*(FAIL|[×✕✗✘]) \S/ },
+  // go test -v prints a test's t.Errorf lines between its `=== RUN` and its `--- FAIL`.
+  { family: 'go test -v', kind: 'start', re: /^=== (RUN|CONT|NAME) +\S/ },
   { family: 'cargo test', kind: 'test', re: /^test \S+ \.\.\. FAILED$|^---- \S+ stdout ----$/ },
   { family: 'unittest', kind: 'test', re: /^(FAIL|ERROR): \S+ \(|\) \.\.\. (FAIL|ERROR)$/ },
   { family: 'pytest', kind: 'test', re: /^_{3,} \S[^\n]{0,300} _{3,}$|^(FAILED|ERROR) [^\s:]+::\S|::[^\s:]+ (FAILED|ERROR)\b/ },
   { family: 'go test', kind: 'test', re: /^\s*--- FAIL: / },
-  { family: 'mocha', kind: 'test', re: /^\s+\d+\) \S/ },
+  { family: 'mocha', kind: 'test', re: /^\s+\d+\) \S/, title: 4 },
+  { family: 'phpunit', kind: 'test', re: /^\d+\) [\w\\]+::\w/ },
+  { family: 'unity (C)', kind: 'test', re: new RegExp(String.raw`^${FILE_LINE}:\w+:FAIL\b`) },
+  { family: 'googletest', kind: 'test', re: /^\[ {2}FAILED {2}\] (?!\d+ tests?,)\S/ },
   { family: 'node --test (spec)', kind: 'test', re: /^\s*✖ (?!failing tests:)\S/ },
   { family: 'doctest', kind: 'test', re: /^File "[^"]+", line \d+, in \S+$/ },
   {
@@ -93,7 +128,7 @@ export const LINE_RULES: readonly LineRule[] = [
   {
     family: 'python/java/js',
     kind: 'error',
-    re: /^\s*(Uncaught )?([\w$]+\.)*[A-Z][\w$]*(Error|Exception|Failure|Exit)\b( \[\w+\])?(: |$)/,
+    re: /^\s*(Uncaught )?([\w$]+\.)*([A-Z][\w$]*(Error|Exception|Failure|Exit)|Error|Exception)\b( \[\w+\])?(: |$)/,
   },
   { family: 'java', kind: 'error', re: /^Exception in thread "|^Caused by: / },
   {
@@ -117,6 +152,9 @@ export const LINE_RULES: readonly LineRule[] = [
   },
   { family: 'eslint', kind: 'error', re: /^\s+\d+:\d+\s+error\s+/ },
   { family: 'go', kind: 'error', re: /^panic: |^fatal error: / },
+  // The compiler's and vet's errors (go test prints them under `# pkg`): a file at the start of the line.
+  { family: 'go build', kind: 'error', re: /^(\.{1,2}\/)?[\w./-]+\.go:\d+(:\d+)?: \S/ },
+  { family: 'googletest', kind: 'error', re: new RegExp(String.raw`^${FILE_LINE}: Failure$`) },
   { family: 'generic', kind: 'error', re: /^(error|fatal|ERROR|FATAL|Error|FAILED|FAIL)(\[[\w-]+\])?: / },
   { family: 'tool: error', kind: 'error', re: /^[\w./+-]+: (fatal )?error: |\bundefined reference to / },
   // A log level at the start of a line, after a timestamp or bracketed fields: never inside a
@@ -134,7 +172,16 @@ export const LINE_RULES: readonly LineRule[] = [
     re: /^\s*(Expected|Received|expected|received|actual|Actual|Got)( value| substring| length| path)?:(\s*\S|$)/,
   },
   { family: 'rust', kind: 'detail', re: /^\s*(left|right):\s*\S|^assertion `.*` failed/ },
-  { family: 'pytest', kind: 'detail', re: /^E\s+\S/ },
+  { family: 'pytest', kind: 'detail', re: /^E\s+\S|^>\s{2,}\S/ },
+  { family: 'go test', kind: 'detail', re: /^\s+[\w.-]+\.go:\d+: \S/ },
+  { family: 'phpunit', kind: 'detail', re: /^\s*Failed asserting that / },
+  {
+    family: 'googletest/junit',
+    kind: 'detail',
+    re: /^\s*(Expected equality of these values:|Value of: |Which is: )|\bexpected:? ?<.*> but was:? ?<.*>/,
+  },
+  { family: 'doctest', kind: 'detail', re: /^(Failed example|Exception raised):$|^Got nothing$/ },
+  { family: 'rustc', kind: 'detail', re: /^\s*\d*\s*\|[\s|_]*\^[-^~_]* \S/ },
   { family: 'javac/tap', kind: 'detail', re: /^\s*(symbol|location|required|found|reason):\s+\S|^\s+error: '.+'$/ },
   { family: 'c++', kind: 'detail', re: /^\s+what\(\):\s/ },
   { family: 'jest', kind: 'detail', re: /^\s*Snapshot name: / },
@@ -158,6 +205,10 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'javascript', kind: 'frame', re: /^\s*at (?:[^()]{1,300} \()?[^\s()]+:\d+:\d+\)?$/ },
   { family: 'node test (TAP stack)', kind: 'frame', re: /^\s+(async )?[\w$.<>]+( \[as \w+\])? \((\/|node:)[^()\s]+:\d+:\d+\)$/ },
   { family: 'java', kind: 'frame', re: /^\s*at [\w$.<>/]+\([\w$]+\.\w+:\d+\)$/ },
+  { family: 'ruby', kind: 'frame', re: /^\s*(from )?[^\s:]+\.rb:\d+:in [`'][^'\n]{1,300}'$/ },
+  // A goroutine's frame: the function (a module's: its path has a dot), then its file on a tab-indented line.
+  { family: 'go', kind: 'frame', re: /^\t\S+\.go:\d+( \+0x[0-9a-f]+)?$|^[\w-]+\.[\w.-]+\/\S*\.[\w*()]+\(.*\)$/ },
+  { family: 'phpunit', kind: 'location', re: /^\s*(\/|[\w.-]+\/)[^\s:]*\.php:\d+$/ },
   { family: 'sanitizer', kind: 'frame', re: /^\s*#\d+ 0x[0-9a-f]+ in \S+/ },
   { family: 'valgrind', kind: 'frame', re: /^==\d+==\s+(at|by) 0x[0-9A-F]+: / },
 
@@ -179,7 +230,7 @@ export const LINE_RULES: readonly LineRule[] = [
 
 /** Frames in a runtime, a standard library or a dependency: not where a developer fixes things. */
 const LIBRARY_FRAME =
-  /\(node:|node:internal|node_modules|vgpreload|\/usr\/libexec\/valgrind|\(internal\/|\(<anonymous>\)|\/usr\/(lib|include|share)\/|\/lib\/python\d|site-packages|dist-packages|<frozen |java\.base\/|jdk\.internal|\bat (java|javax|jdk|sun)\.|\/rustc\/|\.cargo\/registry|\/libc\.so|libasan|libc_start|_start\b|\?\?:/;
+  /\(node:|node:internal|node_modules|vgpreload|\/usr\/local\/go\/|\/go\/pkg\/mod\/|\/lib\/ruby\/|\/gems\/|<internal:|\/vendor\/|\/usr\/libexec\/valgrind|\(internal\/|\(<anonymous>\)|\/usr\/(lib|include|share)\/|\/lib\/python\d|site-packages|dist-packages|<frozen |java\.base\/|jdk\.internal|\bat (java|javax|jdk|sun)\.|\/rustc\/|\.cargo\/registry|\/libc\.so|libasan|libc_start|_start\b|\?\?:/;
 
 /** Boilerplate around errors that says nothing itself (maven's and npm's footers, usage text). */
 const NOISE =
@@ -199,6 +250,8 @@ export interface LineClass {
   library: boolean;
   /** Where in the line the rule matched (a long line is clipped around it). */
   at: number;
+  /** A headline's name goes on below it, on up to this many lines indented deeper. */
+  title?: number;
 }
 
 /** The first rule that matches the line, or undefined for an ordinary line. */
@@ -212,7 +265,14 @@ export function classifyLine(line: string): LineClass | undefined {
     const library =
       (rule.kind === 'frame' || rule.kind === 'location' || (rule.kind === 'error' && m.index === 0)) &&
       LIBRARY_FRAME.test(text.slice(0, 200));
-    return { kind: rule.kind, family: rule.family, attach: rule.attach ?? 'prev', library, at: m.index };
+    return {
+      kind: rule.kind,
+      family: rule.family,
+      attach: rule.attach ?? 'prev',
+      library,
+      at: m.index,
+      ...(rule.title ? { title: rule.title } : {}),
+    };
   }
   return undefined;
 }

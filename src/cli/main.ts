@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-import { type NetworkMode, NETWORK_MODES } from '../policy/policy.js';
+import { type NetworkMode, NETWORK_MODES, PROJECT_MOUNTS, type ProjectMount } from '../policy/policy.js';
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config/load-config.js';
 import { parseByteSize, type Config } from '../config/config-schema.js';
-import { isSandboxError } from '../errors.js';
+import { isSandboxError, SandboxError } from '../errors.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { cleanup } from './cleanup.js';
 import { code } from './code.js';
@@ -24,8 +26,37 @@ const out = (line: string) => process.stdout.write(`${displayLines(line)}\n`);
 const err = (line: string) => process.stderr.write(`${displayLines(line)}\n`);
 const commandOutput = (line: string) => process.stdout.write(`${line}\n`);
 
-function config(): Config {
-  return loadConfig();
+function config(cwd?: string): Config {
+  return loadConfig(cwd === undefined ? {} : { cwd });
+}
+
+/** The project options of `run` and `task`, as the plugin's: the mount, and the folder (the current one by default). */
+interface ProjectCliOptions {
+  project?: ProjectMount;
+  projectDir?: string;
+}
+
+const projectOption = () =>
+  new Option('--project <mount>', 'mount the project at the working folder: ro, rw (within project.mount), or none').choices([
+    ...PROJECT_MOUNTS,
+  ]);
+const projectDirOption = () =>
+  new Option('--project-dir <dir>', 'the project: this folder instead of the current one (mounted ro unless --project says otherwise)');
+
+/** The configuration of the project, and the mount asked for: a project folder alone means read-only. */
+function projectConfig(o: ProjectCliOptions): { config: Config; project?: ProjectMount } {
+  if (o.projectDir !== undefined) {
+    const dir = resolve(o.projectDir);
+    let isDir = false;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {
+      // reported below
+    }
+    if (!isDir) throw new SandboxError('INVALID_ARGUMENT', `--project-dir ${JSON.stringify(o.projectDir)} is not a folder.`);
+    return { config: config(dir), project: o.project ?? 'ro' };
+  }
+  return { config: config(), ...(o.project ? { project: o.project } : {}) };
 }
 
 async function readStdin(): Promise<string> {
@@ -68,17 +99,28 @@ program
   .option('--timeout-ms <n>', 'kill the command after this many milliseconds', positiveInt)
   .addOption(new Option('--network <mode>', 'network of the sandbox').choices([...NETWORK_MODES]))
   .option('--memory <size>', 'memory limit, e.g. 256m', size)
+  .addOption(projectOption())
+  .addOption(projectDirOption())
   .option('--json', 'print the result object as one line of JSON', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
   .action(
     async (
       argv: string[],
-      o: { image?: string; language?: Language; timeoutMs?: number; network?: NetworkMode; memory?: number; json: boolean },
+      o: {
+        image?: string;
+        language?: Language;
+        timeoutMs?: number;
+        network?: NetworkMode;
+        memory?: number;
+        json: boolean;
+      } & ProjectCliOptions,
     ) => {
+      const { config: c, project } = projectConfig(o);
+      const { projectDir: _dir, project: _mount, ...rest } = o;
       process.exitCode = await run(
-        config(),
+        c,
         argv,
-        { ...o, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}) },
+        { ...rest, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}), ...(project ? { project } : {}) },
         commandOutput,
         err,
       );
@@ -125,10 +167,14 @@ program
   .addOption(new Option('--network <mode>', 'network of the sandbox').choices([...NETWORK_MODES]))
   .option('--step-model <name>', 'Gemini model that picks each command (default gemini-2.5-flash)')
   .option('--summary-model <name>', 'Gemini model that writes the summary (default gemini-2.5-pro)')
+  .addOption(projectOption())
+  .addOption(projectDirOption())
   .option('--json', 'print { success, summary, logPath, commandsRun } as one line of JSON', false)
   .argument('<description...>', 'the task, in plain words')
-  .action(async (words: string[], o: TaskCliOptions) => {
-    process.exitCode = await task(config(), words.join(' '), o, process.env, out, err);
+  .action(async (words: string[], o: TaskCliOptions & ProjectCliOptions) => {
+    const { config: c, project } = projectConfig(o);
+    const { projectDir: _dir, project: _mount, ...rest } = o;
+    process.exitCode = await task(c, words.join(' '), { ...rest, ...(project ? { project } : {}) }, process.env, out, err);
   });
 
 program

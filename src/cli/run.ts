@@ -1,4 +1,4 @@
-import type { NetworkMode } from '../policy/policy.js';
+import type { NetworkMode, ProjectMount } from '../policy/policy.js';
 import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
@@ -13,6 +13,8 @@ export interface RunOptions {
   timeoutMs?: number;
   network?: NetworkMode;
   memoryBytes?: number;
+  /** Mount the project (config.projectRoot) at the working folder, within project.mount, as the plugin does. */
+  project?: ProjectMount;
   json: boolean;
 }
 
@@ -42,6 +44,7 @@ export async function run(
       image: choice.image,
       ...(options.network ? { network: options.network } : {}),
       ...(options.memoryBytes !== undefined ? { memoryBytes: options.memoryBytes } : {}),
+      ...(options.project ? { project: options.project } : {}),
       signal: sigint.signal,
       onPullProgress: (p) => {
         if (!options.json && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);

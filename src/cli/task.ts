@@ -1,4 +1,4 @@
-import type { NetworkMode } from '../policy/policy.js';
+import type { NetworkMode, ProjectMount } from '../policy/policy.js';
 import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { reportFailure } from './format.js';
@@ -17,6 +17,8 @@ export interface TaskCliOptions {
   network?: NetworkMode;
   stepModel?: string;
   summaryModel?: string;
+  /** Mount the project (config.projectRoot) at the working folder, within project.mount, as the plugin does. */
+  project?: ProjectMount;
   json: boolean;
 }
 
@@ -60,9 +62,15 @@ export async function task(
     if (choice.note) err(`note: ${choice.note}`);
     const image = choice.image;
     const network = options.network ?? config.task.network;
-    const sandbox = await manager.start({ image, network, signal: sigint.signal });
+    const sandbox = await manager.start({
+      image,
+      network,
+      signal: sigint.signal,
+      ...(options.project ? { project: options.project } : {}),
+    });
     try {
-      err(`task in ${sandbox.name} (${image}, network ${network})`);
+      const mounted = sandbox.info.project ? `, project ${sandbox.info.project.mount} at ${sandbox.info.project.containerRoot}` : '';
+      err(`task in ${sandbox.name} (${image}, network ${network}${mounted})`);
       const result = await runTask({
         sandbox,
         taskDescription: description,
@@ -73,7 +81,7 @@ export async function task(
           commandTimeoutMs: config.exec.timeoutMs,
         },
         log: manager.logs.create('task'),
-        environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${network}; /bin/sh`,
+        environment: `image ${image}; working directory ${sandbox.info.workdir}${sandbox.info.project ? ` (the project, ${sandbox.info.project.mount === 'rw' ? 'writable' : 'read-only'})` : ''}; network ${network}; /bin/sh`,
         signal: sigint.signal,
         onProgress: (p) => {
           // A quoted command stays on its one line (line feeds shown as \n); main.ts escapes the rest.

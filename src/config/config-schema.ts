@@ -44,6 +44,13 @@ export const BOUNDS = {
   codeTimeoutSeconds: { min: 1, max: 3600 },
 } as const;
 /**
+ * A command's default timeout: real test suites take 25-65 s on a loaded 2-core machine, so
+ * a minute cut them off; five leave room for a slower machine and still end a hung command.
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5 * 60_000;
+/** The longest timeout a model may ask for one command (a deliberate cap below the configurable bound). */
+export const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
+/**
  * Folders a working directory may not be: with a read-only root a tmpfs is mounted on it,
  * which would hide the system's files there (or, on /sys/fs/cgroup, let a command plant
  * the counters the limit flags are read from).
@@ -271,8 +278,8 @@ export const ConfigSchema = z
     ttlSeconds: z.number().int().min(BOUNDS.ttlSeconds.min).max(BOUNDS.ttlSeconds.max).default(7200),
     exec: z
       .object({
-        /** Default per-command timeout. @default 60000 */
-        timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(BOUNDS.timeoutMs.max).default(60_000),
+        /** Default per-command timeout. @default 300000 */
+        timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(BOUNDS.timeoutMs.max).default(DEFAULT_COMMAND_TIMEOUT_MS),
         /** Bytes of each stream kept for the answer (head + tail); the log keeps all. @default 16384 */
         maxBytes: z
           .number()

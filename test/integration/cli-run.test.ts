@@ -4,7 +4,7 @@
  * `demo`, the README's main job.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
@@ -106,6 +106,37 @@ test("exits with the command's exit code, 124 on timeout; --json prints the resu
   expect(bad.status).toBe(125);
   expect(JSON.parse(bad.stdout)).toMatchObject({ code: 'IMAGE_NOT_ALLOWED' });
 }, 90_000);
+
+test('--project mounts the current folder (or --project-dir) at the working folder, as the plugin does, within project.mount', () => {
+  const project = tempDir('gcd-cli-project-');
+  writeFileSync(join(project, 'notes.txt'), 'hello from the project\n');
+  const json = (r: { stdout: string }) => JSON.parse(r.stdout) as { exitCode: number; stdout: string; stderr: string };
+  // Read-only: the file is there, a write is refused by the file system.
+  const ro = runCli(['run', '--json', '--project', 'ro', '--', 'pwd; cat notes.txt; touch made-here'], project);
+  expect(json(ro)).toMatchObject({
+    stdout: '/workspace\nhello from the project\n',
+    stderr: expect.stringMatching(/Read-only file system/),
+  });
+  expect(existsSync(join(project, 'made-here'))).toBe(false);
+  // Without --project the working folder is empty, as before.
+  expect(json(runCli(['run', '--json', '--', 'ls -A'], project)).stdout).toBe('');
+  // The project named from elsewhere; a folder alone means read-only.
+  const elsewhere = runCli(['run', '--json', '--project-dir', project, '--', 'cat notes.txt; touch x'], tempDir('gcd-cli-run-'));
+  expect(json(elsewhere)).toMatchObject({ stdout: 'hello from the project\n', stderr: expect.stringMatching(/Read-only file system/) });
+  // Writable only when the user's configuration allows it (project.mount is ro by default).
+  const refused = runCli(['run', '--json', '--project', 'rw', '--', 'touch made-here'], project);
+  expect(refused.status).toBe(125);
+  expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'POLICY_VIOLATION' });
+  const own = join(tempDir('gcd-cli-own-'), 'config.json');
+  writeFileSync(own, JSON.stringify({ project: { mount: 'rw' }, allowRootWithWritableMounts: true }));
+  const rw = runCli(['run', '--json', '--project', 'rw', '--', 'echo written > made-here'], project, { GENAICODE_DOCKER_CONFIG: own });
+  expect(json(rw).exitCode).toBe(0);
+  expect(readFileSync(join(project, 'made-here'), 'utf8')).toBe('written\n');
+  // A project folder that is not one: a sentence, nothing started.
+  const missing = runCli(['run', '--project-dir', join(project, 'nope'), '--', 'true']);
+  expect(missing.status).not.toBe(0);
+  expect(missing.stderr).toMatch(/INVALID_ARGUMENT: --project-dir ".*nope" is not a folder\./);
+}, 120_000);
 
 test('the first Ctrl-C cancels the command: its result is printed (canceled, 137) and no container is left', async () => {
   const child = spawn(process.execPath, [CLI, 'run', '--json', '--', 'sleep 300'], {

@@ -4,7 +4,7 @@
  * file, run a failing command, recover, complete, and answer the summary call.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { FunctionCall } from '../../src/prompt/host/genaicode-types.js';
 import { LABEL } from '../../src/sandbox/labels.js';
@@ -180,4 +180,37 @@ describe('without an API key', () => {
     expect(r.stderr).not.toMatch(/^task in /m);
     expect(server.requests.length).toBe(before);
   });
+});
+
+describe('--project', () => {
+  test('the task runs in the project, mounted read-only at the working folder as the plugin mounts it', async () => {
+    const project = tempDir('gcd-cli-task-project-');
+    writeFileSync(join(project, 'VERSION'), '4.2.0\n');
+    const answers: FakeReply[] = [
+      step([{ name: 'nextCommand', args: { command: 'cat VERSION; touch made-here', reasoning: 'read the version' } }]),
+      step([{ name: 'taskComplete', args: { summary: 'the version is 4.2.0' } }]),
+    ];
+    const summary: FakeReply[] = [step([{ name: 'taskSummary', args: { summary: 'The project is at version 4.2.0.' } }])];
+    const fake = await FakeGeminiServer.start((req: RecordedRequest) => {
+      const next = (req.model === STEP_MODEL ? answers : summary).shift();
+      return next ?? { status: 400, body: { error: { code: 400, message: 'no scripted answer left', status: 'INVALID_ARGUMENT' } } };
+    });
+    try {
+      const r = await runCli(
+        ['task', '--project', 'ro', '--network', 'none', '--max-commands', '4', 'Which', 'version', 'is', 'the', 'project?'],
+        cleanEnv({ GEMINI_API_KEY: 'test', GEMINI_BASE_URL: fake.baseUrl, XDG_STATE_HOME: tempDir('gcd-cli-state-') }),
+        project,
+      );
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+      expect(r.stderr.split('\n')[0]).toMatch(/^task in genaicode-docker-\S+ \(\S+, network none, project ro at \/workspace\)$/);
+      // The model is told the working folder is the project, and sees the file and the refused write.
+      expect(fake.requests[0]!.prompt).toContain('working directory /workspace (the project, read-only)');
+      expect(fake.requests[1]!.prompt).toMatch(
+        /#1 \$ cat VERSION; touch made-here\n4\.2\.0\n\[stderr\]\ntouch: made-here: Read-only file system/,
+      );
+      expect(existsSync(join(project, 'made-here'))).toBe(false);
+    } finally {
+      await fake.close();
+    }
+  }, 200_000);
 });

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { answerForModel, buildCommandAnswer, extractiveSummary, keyLines, type OutputSummarizer } from '../../src/answer/command-answer.js';
-import { KEY_LINE_BUDGET, scanLog, selectKeyLines } from '../../src/answer/key-lines.js';
+import { KEY_LINE_BUDGET, selectKeyLines } from '../../src/answer/key-lines.js';
+import { scanLog } from '../../src/answer/log-scan.js';
 import { StreamWindow } from '../../src/capture/stream-window.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
 import { removeTempDirs, tempDir } from './helpers.js';
@@ -75,7 +76,7 @@ describe('keyLines', () => {
     ]);
   });
 
-  test('a successful run gets no key line for a keyword in a file name, a warning or a verdict', () => {
+  test('a successful run gets no key line for a keyword in a file name or a warning; its passing verdict is the one line', () => {
     const listing = [
       './src/error_handler.c',
       './tests/test_errors.py',
@@ -85,7 +86,10 @@ describe('keyLines', () => {
       './warnings.txt',
     ];
     expect(keyLines(listing.join('\n'), { exitCode: 0 })).toEqual([]);
-    expect(keyLines('src/a.c:3:5: warning: unused variable\n=== 30 passed in 0.12s ===\n', { exitCode: 0 })).toEqual([]);
+    expect(keyLines('src/a.c:3:5: warning: unused variable\n=== 30 passed in 0.12s ===\n', { exitCode: 0 })).toEqual([
+      '=== 30 passed in 0.12s ===',
+    ]);
+    expect(keyLines('src/a.c:3:5: warning: unused variable\n', { exitCode: 0 })).toEqual([]);
   });
 
   test('errors are ranked over warnings: a head full of warnings does not crowd out the errors and the verdict', () => {
@@ -246,6 +250,26 @@ describe('buildCommandAnswer', () => {
     ]);
   });
 
+  test('a timed-out answer says which argument gives a command longer, and its most; other answers do not', async () => {
+    const arg = { timeoutArgument: { name: 'timeoutMs', maxMs: 1_800_000 } };
+    const timedOut = execResult('running 68 tests\n', {
+      exitCode: 124,
+      timedOut: true,
+      reason: 'timed out after 300000 ms; its process tree was killed',
+    });
+    expect((await buildCommandAnswer(timedOut, arg)).reason).toBe(
+      'timed out after 300000 ms; its process tree was killed; to give it longer, run it again with timeoutMs up to 1800000 (30 min)',
+    );
+    expect((await buildCommandAnswer(timedOut, { timeoutArgument: { name: 'timeoutSeconds', maxMs: 90_500 } })).reason).toMatch(
+      /with timeoutSeconds up to 90500 \(90\.5 s\)$/,
+    );
+    // Without the argument (a caller whose timeout the model cannot set), the reason alone.
+    expect((await buildCommandAnswer(timedOut)).reason).toBe('timed out after 300000 ms; its process tree was killed');
+    expect((await buildCommandAnswer(execResult('ok\n', { exitCode: 1, reason: 'killed by the memory limit (64 MiB)' }), arg)).reason).toBe(
+      'killed by the memory limit (64 MiB)',
+    );
+  });
+
   test('a failing or missing summarizer falls back to the extractive summary; a long summary is cut, shorter beside key lines', async () => {
     const out = progress(0, 100);
     const failing: OutputSummarizer = async () => {
@@ -270,6 +294,21 @@ describe('buildCommandAnswer', () => {
     expect(a.summary).toBeUndefined();
     expect(a.output).toMatch(/^\[binary output: 40000 bytes, not shown; exact bytes in .*0001-cmd\.log\]$/);
     expect(inputs).toEqual([]);
+  });
+
+  test('output that is almost all binary is a note, with the key lines of the text in its log beside it', async () => {
+    // `cat logs/*` over a large gzip member, the test log after it glued to its last bytes.
+    const gz = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7919 + 13) % 251));
+    const log = Buffer.from(
+      '\u0000\u0000--- FAIL: TestSHA1 (0.00s)\n    uuid_test.go:421: SHA1: got "886313e1" expected "9b90"\nFAIL\tgithub.com/google/uuid\t1.510s\n',
+    );
+    const a = await buildCommandAnswer(execResult(Buffer.concat([gz, log])), { summarizer: recordingSummarizer().summarizer });
+    expect(a.output).toMatch(/^\[binary output: /);
+    expect(a.keyLines).toEqual([
+      '--- FAIL: TestSHA1 (0.00s)',
+      'uuid_test.go:421: SHA1: got "886313e1" expected "9b90"',
+      'FAIL\tgithub.com/google/uuid\t1.510s',
+    ]);
   });
 
   test('text beside binary data: the text is shown and scanned, the binary part is a note', async () => {

@@ -52,7 +52,7 @@ describe('loadConfig: defaults', () => {
     expect(c.workdir).toBe('/workspace');
     expect(c.mountAllow).toEqual([]);
     expect(c.ttlSeconds).toBe(7200);
-    expect(c.exec).toEqual({ timeoutMs: 60_000, maxBytes: 16 * 1024, maxLines: 500 });
+    expect(c.exec).toEqual({ timeoutMs: 300_000, maxBytes: 16 * 1024, maxLines: 500 });
     expect(c.logs).toEqual({ dir: join(homedir(), '.local', 'state', 'genaicode-docker', 'logs'), maxTotalBytes: GiB, maxAgeDays: 14 });
     expect(c.allowRootWithWritableMounts).toBe(false);
     expect(c.plugin).toEqual({ confirmStart: true, summaryThresholdBytes: 2048 });

@@ -152,7 +152,7 @@ describe('asking the model for the arguments', () => {
     expect(Object.keys(def!.parameters.properties)).toEqual(['containerId', 'cmd', 'timeoutMs']);
     expect(def!.parameters.required).toEqual(['containerId', 'cmd']);
     // A configuration-dependent note on the field: the default timeout and the cap.
-    expect(def!.parameters.properties.timeoutMs).toMatchObject({ type: 'integer', description: expect.stringContaining('default 60000') });
+    expect(def!.parameters.properties.timeoutMs).toMatchObject({ type: 'integer', description: expect.stringContaining('default 300000') });
     expect(call!.requiredFunctionName).toBeNull();
     expect(call!.modelType).toBe(TIERS.cheap);
     expect(call!.options).toBe(props.options);

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { z } from 'zod/v4';
-import { BOUNDS } from '../../../../config/config-schema.js';
+import { BOUNDS, MAX_COMMAND_TIMEOUT_MS } from '../../../../config/config-schema.js';
 import type { ActionHandler } from '../../../host/genaicode-types.js';
 import { answerForModel, buildCommandAnswer } from '../../../../answer/command-answer.js';
 import { killedBySignal } from '../../../../answer/signals.js';
@@ -22,9 +22,6 @@ import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
-
-/** The longest timeout the model may ask for one command (a deliberate cap below the configurable bound). */
-const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
 
 export const START_CONTAINER = defineActionSpec({
   name: 'startContainer',
@@ -156,6 +153,7 @@ export function createDockerActionHandlers(
       thresholdBytes: runtime.config().plugin.summaryThresholdBytes,
       summarizer: liteModelSummarizer(host.profile, props),
       ...(signal ? { signal } : {}),
+      timeoutArgument: { name: 'timeoutMs', maxMs: MAX_COMMAND_TIMEOUT_MS },
     });
     return reply(answerForModel(answer), commandUserText(sandbox.name, cmd, result));
   });
