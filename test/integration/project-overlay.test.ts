@@ -6,6 +6,7 @@
  */
 import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../src/index.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { OVERLAYS_FOLDER } from '../../src/sandbox/project-overlay.js';
@@ -13,6 +14,8 @@ import { engineSuite, PYTHON_IMAGE, withManager } from '../support/engine.js';
 import { tempDir } from '../support/temp-dirs.js';
 
 engineSuite('project-overlay');
+
+const HERE = dirname(fileURLToPath(import.meta.url));
 
 const isRoot = process.getuid?.() === 0;
 const DEV = { uid: 1000, gid: 1000 };
@@ -205,6 +208,45 @@ describe('links, special files and set-id bits never reach the host', () => {
   });
 });
 
+describe("GenAIcode 0.9.5's own file code on the tree the container leaves", () => {
+  test.concurrent('its source scan, cache write, updateFile and createFile stay in the project and do not hang or crash', async () => {
+    const root = project({ 'package.json': '{"name":"p"}\n', 'src/config.ts': 'export const X = 1;\n', 'src/index.ts': 'export {};\n' });
+    const outside = tempDir('gcd-outside-');
+    const systemFile = join(outside, 'system.conf');
+    writeFileSync(systemFile, 'system\n');
+    await inProject(root, async (s) => {
+      const r = await sh(
+        s,
+        [
+          `ln -s ${outside}/else.ts src/new_module.ts`,
+          `ln -sf ${systemFile} src/config.ts`,
+          `mkdir -p node_modules/.cache && ln -s ${outside} node_modules/.cache/genaicode`,
+          'mkfifo src/pipe.ts',
+          'ln -s /nonexistent/x.ts src/dangling.ts',
+          'ln -s ../../../../.. src/up',
+        ].join('; '),
+      );
+      expect(r.exitCode).toBe(0);
+    });
+    const { execFileSync } = await import('node:child_process');
+    const out = execFileSync(
+      process.execPath,
+      [join(HERE, '../support/genaicode-file-code.mjs'), root, 'src/config.ts', 'src/new_module.ts'],
+      {
+        env: { ...process.env, GENAICODE_DIST: join(HERE, '../../node_modules/genaicode/dist') },
+        timeout: 60_000,
+      },
+    );
+    const result = JSON.parse(out.toString().slice(out.toString().indexOf('{"scan"'))) as Record<string, { ok: boolean }>;
+    expect(result).toMatchObject({ scan: { ok: true }, cache: { ok: true }, update: { ok: true }, create: { ok: true } });
+    expect(readdirSync(outside)).toEqual(['system.conf']);
+    expect(readFileSync(systemFile, 'utf8')).toBe('system\n');
+    expect(readFileSync(join(root, 'src/config.ts'), 'utf8')).toBe('updated by genaicode\n');
+    expect(readFileSync(join(root, 'src/new_module.ts'), 'utf8')).toBe('created by genaicode\n');
+    expect(tree(root).filter((p) => p.includes(' -> ') || p.includes('(special)'))).toEqual([]);
+  });
+});
+
 describe('files the host runs by itself are held back and named', () => {
   const held = [
     '.genaicoderc',
@@ -307,4 +349,63 @@ describe('scratch: every tool writes, nothing reaches the host', () => {
     expect(tree(root)).toEqual([...before, 'host.txt'].sort());
     expect(readdirSync(join(config.logs.dir, OVERLAYS_FOLDER)).filter((n) => n !== 'spent')).toEqual([]);
   });
+});
+
+describe('the ends its owner does not see through: the exit hook, and a sweep after SIGKILL', () => {
+  async function ownerChild(mode: 'wait' | 'exit', root: string, logs: string) {
+    const { spawn } = await import('node:child_process');
+    const proc = spawn(process.execPath, [join(HERE, 'fixtures/overlay-owner-child.mjs'), mode, root, logs], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+    let out = '';
+    let err = '';
+    proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const line = await new Promise<string>((resolve, reject) => {
+      proc.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+      });
+      void exited.then(() => (out.includes('\n') ? undefined : reject(new Error(`the owner ended early: ${err}`))));
+    });
+    return { proc, exited, ...(JSON.parse(line) as { id: string; pid: number }) };
+  }
+
+  test.concurrent(
+    'process.exit: the exit hook removes the container, then applies its overlay (the link and the FIFO never made)',
+    async () => {
+      const root = project();
+      const logs = join(tempDir('gcd-overlay-logs-'), 'logs');
+      const child = await ownerChild('exit', root, logs);
+      expect(await child.exited).toBe(3);
+      expect(readFileSync(join(root, 'late.txt'), 'utf8')).toBe('late\n');
+      expect(tree(root).filter((p) => p.startsWith('late-'))).toEqual([]);
+      expect(readdirSync(join(logs, OVERLAYS_FOLDER)).filter((n) => n !== 'spent')).toEqual([]);
+    },
+    60_000,
+  );
+
+  test.concurrent(
+    'SIGKILL: a later sweep removes the container, then applies what it left, with the same checks',
+    async () => {
+      const root = project();
+      const logs = join(tempDir('gcd-overlay-logs-'), 'logs');
+      const child = await ownerChild('wait', root, logs);
+      child.proc.kill('SIGKILL');
+      await child.exited;
+      expect(existsSync(join(root, 'late.txt'))).toBe(false);
+      await withManager(
+        async (manager) => {
+          const report = await manager.sweep();
+          expect(report.removed.map((r) => r.id)).toContain(child.id);
+          expect(report.overlays).toEqual([expect.objectContaining({ projectRoot: root, mode: 'rw', applied: 2 })]);
+        },
+        { config: loadConfig({ cwd: root, env: {}, overrides: { project: { mount: 'rw' }, logs: { dir: logs } } }) },
+      );
+      expect(readFileSync(join(root, 'late.txt'), 'utf8')).toBe('late\n');
+      expect(tree(root).filter((p) => p.startsWith('late-'))).toEqual([]);
+    },
+    60_000,
+  );
 });
