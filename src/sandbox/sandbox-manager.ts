@@ -270,12 +270,14 @@ export class SandboxManager {
       autoRemove: true,
     };
     const id = await this.createWithDiskLimit(spec, c.limits.disk);
+    const ids = user !== undefined ? /^(\d+):(\d+)$/.exec(user) : null;
+    const userIds = ids ? { userIds: { uid: Number(ids[1]), gid: Number(ids[2]) } } : {};
     const projectInfo = project
       ? { project: { hostRoot: project.hostRoot, containerRoot: project.containerRoot, mount: project.mount } }
       : {};
     // Tracked before start, so the exit hook covers the window between create and start.
     const sandbox = new Sandbox(
-      { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit, ...projectInfo },
+      { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit, ...userIds, ...projectInfo },
       {
         engine: this.engine,
         logs: this.logs,

@@ -44,6 +44,8 @@ export interface SandboxInfo {
   expiresAt: Date;
   memoryBytes: number;
   pidsLimit: number;
+  /** The container user's numeric ids, when the host chose them (`uid:gid`). */
+  userIds?: { uid: number; gid: number };
   /** The project, when it is mounted: its host folder, where it is in the container, and how. */
   project?: { hostRoot: string; containerRoot: string; mount: 'ro' | 'scratch' | 'rw' };
 }
@@ -100,7 +102,7 @@ export class Sandbox implements AsyncDisposable {
     private readonly deps: SandboxDeps,
   ) {
     this.helpers = new ContainerHelpers(deps.engine, info.id);
-    this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files);
+    this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files, info.userIds);
     const project = info.project;
     if (project && project.mount !== 'ro' && deps.overlay)
       this.overlay = new ProjectOverlayState(project.mount, project.hostRoot, project.containerRoot, deps.overlay, this.helpers);
