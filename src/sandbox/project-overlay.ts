@@ -29,6 +29,8 @@ export interface OverlayRecord {
 export interface ProjectOverlay {
   dir: string;
   upper: string;
+  /** The lease file the owner renews (lease.ts). */
+  lease: string;
   volume: OverlayVolume;
   record: OverlayRecord;
 }
@@ -69,9 +71,11 @@ export function makeProjectOverlay(
   if (!claimSpentWork(overlays, join(dir, 'work'))) mkdirSync(join(dir, 'work'), { mode: 0o700 });
   const full: OverlayRecord = { projectRoot, createdAt: new Date().toISOString(), ...record };
   writeFileSync(join(dir, RECORD), JSON.stringify(full), { flag: 'wx', mode: 0o600 });
+  writeFileSync(join(dir, 'lease'), '', { flag: 'wx', mode: 0o644 });
   return {
     dir,
     upper: join(dir, 'upper'),
+    lease: join(dir, 'lease'),
     volume: { containerPath, lowerDir: projectRoot, upperDir: join(dir, 'upper'), workDir: join(dir, 'work') },
     record: full,
   };

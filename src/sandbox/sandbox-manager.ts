@@ -30,6 +30,7 @@ import { projectBinds, type ProjectBinds } from './project-mount.js';
 import { removeProjectOverlay } from './project-overlay.js';
 import { settleOrphanOverlays } from './overlay-orphans.js';
 import { canReadOpaque } from './overlay-xattr.js';
+import { DEFAULT_LEASE_SECONDS, Lease, LEASE_IN_CONTAINER } from './lease.js';
 import { missingImageError } from './golden-images.js';
 import { pullFlights } from './pull-flights.js';
 
@@ -76,6 +77,8 @@ export interface SandboxManagerOptions {
   sessionId?: string;
   /** Remove stale containers (dead owner, past expiry) before the first start. @default true */
   sweepOnStart?: boolean;
+  /** The lease of a container with a project overlay, in seconds (lease.ts). @default 180 */
+  leaseSeconds?: number;
 }
 
 export { BUILD_OFFLINE_SCRIPT } from './golden-images.js';
@@ -121,12 +124,16 @@ export class SandboxManager {
   private swept: Promise<SweepReport | undefined> | undefined;
   private unregister: (() => void) | undefined;
   private readonly sweepOnStart: boolean;
+  private readonly leaseSeconds: number;
+  /** The leases of the live containers with a project overlay. */
+  private readonly leases = new Map<string, Lease>();
 
   constructor(options: SandboxManagerOptions) {
     this.config = options.config;
     this.engine = options.engine ?? new DockerEngine(options.config.engine);
     this.sessionId = options.sessionId ?? newSessionId();
     this.sweepOnStart = options.sweepOnStart ?? true;
+    this.leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
     this.logs = new LogStore(this.config.logs.dir, this.sessionId, this.config.logs);
   }
 
@@ -264,7 +271,8 @@ export class SandboxManager {
       readOnlyRoot,
       tmpfs,
       ...(tmpfsVolumes.length ? { tmpfsVolumes } : {}),
-      binds,
+      // The lease file is not checked as a mount: it is a file of ours, read-only, outside the working folder.
+      binds: project?.overlay ? [...binds, { hostPath: project.overlay.lease, containerPath: LEASE_IN_CONTAINER, readOnly: true }] : binds,
       ...(project?.overlay ? { overlayVolumes: [project.overlay.volume] } : {}),
       capAdd: containerCapabilities((options.capAdd ?? c.capAdd).filter((cap) => c.capAdd.includes(cap))),
       autoRemove: true,
@@ -304,6 +312,11 @@ export class SandboxManager {
       await this.engine.startContainer(id);
       abortCheck();
       await verifyMounts(sandbox, identities);
+      if (project?.overlay) {
+        const lease = new Lease(project.overlay.lease, this.leaseSeconds);
+        this.leases.set(id, lease);
+        lease.start(this.engine, id);
+      }
       this.armExpiry(sandbox);
     } catch (e) {
       await sandbox.stop().catch((stopError: unknown) => swallowed('removing a container that did not start', stopError));
@@ -333,6 +346,8 @@ export class SandboxManager {
 
   private forget(id: string): void {
     this.live.delete(id);
+    this.leases.get(id)?.stop();
+    this.leases.delete(id);
     clearTimeout(this.expiries.get(id));
     this.expiries.delete(id);
   }

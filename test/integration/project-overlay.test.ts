@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../src/index.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
 import { OVERLAYS_FOLDER } from '../../src/sandbox/project-overlay.js';
-import { engineSuite, PYTHON_IMAGE, withManager } from '../support/engine.js';
+import { engineSuite, inspectContainer, PYTHON_IMAGE, waitFor, withManager } from '../support/engine.js';
 import { tempDir } from '../support/temp-dirs.js';
 
 engineSuite('project-overlay');
@@ -352,9 +352,10 @@ describe('scratch: every tool writes, nothing reaches the host', () => {
 });
 
 describe('the ends its owner does not see through: the exit hook, and a sweep after SIGKILL', () => {
-  async function ownerChild(mode: 'wait' | 'exit', root: string, logs: string) {
+  async function ownerChild(mode: 'wait' | 'exit', root: string, logs: string, leaseSeconds?: number) {
     const { spawn } = await import('node:child_process');
-    const proc = spawn(process.execPath, [join(HERE, 'fixtures/overlay-owner-child.mjs'), mode, root, logs], {
+    const args = [join(HERE, 'fixtures/overlay-owner-child.mjs'), mode, root, logs, ...(leaseSeconds ? [String(leaseSeconds)] : [])];
+    const proc = spawn(process.execPath, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NODE_OPTIONS: '' },
     });
@@ -407,5 +408,29 @@ describe('the ends its owner does not see through: the exit hook, and a sweep af
       expect(tree(root).filter((p) => p.startsWith('late-'))).toEqual([]);
     },
     60_000,
+  );
+
+  test.concurrent(
+    'SIGKILL with no sweep: the container stops by itself once its lease runs out; the next sweep applies what it left',
+    async () => {
+      const root = project();
+      const logs = join(tempDir('gcd-overlay-logs-'), 'logs');
+      const child = await ownerChild('wait', root, logs, 6);
+      // Renewed while its owner lives: still running after more than a lease.
+      await new Promise((r) => setTimeout(r, 8000));
+      expect((await inspectContainer(child.id))?.State.Running).toBe(true);
+      child.proc.kill('SIGKILL');
+      await child.exited;
+      await waitFor('the container to stop at its lease', async () => ((await inspectContainer(child.id)) ? undefined : true), 30_000);
+      await withManager(
+        async (manager) => {
+          const report = await manager.sweep();
+          expect(report.overlays).toEqual([expect.objectContaining({ projectRoot: root, mode: 'rw', applied: 2 })]);
+        },
+        { config: loadConfig({ cwd: root, env: {}, overrides: { project: { mount: 'rw' }, logs: { dir: logs } } }) },
+      );
+      expect(readFileSync(join(root, 'late.txt'), 'utf8')).toBe('late\n');
+    },
+    90_000,
   );
 });
