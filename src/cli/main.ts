@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { type NetworkMode, NETWORK_MODES } from '../policy/policy.js';
+import { type NetworkMode, NETWORK_MODES, PROJECT_MOUNTS, type ProjectMount } from '../policy/policy.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config/load-config.js';
 import { parseByteSize, type Config } from '../config/config-schema.js';
@@ -68,12 +68,26 @@ program
   .option('--timeout-ms <n>', 'kill the command after this many milliseconds', positiveInt)
   .addOption(new Option('--network <mode>', 'network of the sandbox').choices([...NETWORK_MODES]))
   .option('--memory <size>', 'memory limit, e.g. 256m', size)
+  .addOption(
+    new Option(
+      '--project <mount>',
+      'mount the project at the working folder: none, ro, scratch (writes thrown away) or rw (changes applied, checked); at most project.mount',
+    ).choices([...PROJECT_MOUNTS]),
+  )
   .option('--json', 'print the result object as one line of JSON', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
   .action(
     async (
       argv: string[],
-      o: { image?: string; language?: Language; timeoutMs?: number; network?: NetworkMode; memory?: number; json: boolean },
+      o: {
+        image?: string;
+        language?: Language;
+        timeoutMs?: number;
+        network?: NetworkMode;
+        memory?: number;
+        project?: ProjectMount;
+        json: boolean;
+      },
     ) => {
       process.exitCode = await run(
         config(),
@@ -125,6 +139,12 @@ program
   .addOption(new Option('--network <mode>', 'network of the sandbox').choices([...NETWORK_MODES]))
   .option('--step-model <name>', 'Gemini model that picks each command (default gemini-2.5-flash)')
   .option('--summary-model <name>', 'Gemini model that writes the summary (default gemini-2.5-pro)')
+  .addOption(
+    new Option(
+      '--project <mount>',
+      'mount the project at the working folder: none, ro, scratch (writes thrown away) or rw (changes applied, checked); at most project.mount',
+    ).choices([...PROJECT_MOUNTS]),
+  )
   .option('--json', 'print { success, summary, logPath, commandsRun } as one line of JSON', false)
   .argument('<description...>', 'the task, in plain words')
   .action(async (words: string[], o: TaskCliOptions) => {

@@ -1,10 +1,12 @@
-import type { NetworkMode } from '../policy/policy.js';
+import type { NetworkMode, ProjectMount } from '../policy/policy.js';
 import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
 import { formatExecResult, reportFailure } from './format.js';
 import { detectProjectLanguage, type Language } from '../config/languages.js';
 import { chooseImage } from '../sandbox/golden-images.js';
+import { changesLine } from '../sandbox/project-changes.js';
+import { displayText } from '../display-text.js';
 
 export interface RunOptions {
   image?: string;
@@ -13,6 +15,8 @@ export interface RunOptions {
   timeoutMs?: number;
   network?: NetworkMode;
   memoryBytes?: number;
+  /** The project at the working folder, as the plugin mounts it (at most project.mount). @default none */
+  project?: ProjectMount;
   json: boolean;
 }
 
@@ -42,6 +46,7 @@ export async function run(
       image: choice.image,
       ...(options.network ? { network: options.network } : {}),
       ...(options.memoryBytes !== undefined ? { memoryBytes: options.memoryBytes } : {}),
+      ...(options.project ? { project: options.project } : {}),
       signal: sigint.signal,
       onPullProgress: (p) => {
         if (!options.json && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);
@@ -59,6 +64,9 @@ export async function run(
       return result.exitCode;
     } finally {
       await sandbox.stop();
+      const changes = await sandbox.projectChanges();
+      if (changes && !options.json) err(displayText(changesLine(changes)));
+      for (const w of changes?.warnings ?? []) if (!options.json) err(`warning: ${displayText(w)}`);
     }
   } catch (e) {
     return reportFailure(e, options.json, out, err);

@@ -1,4 +1,4 @@
-import type { NetworkMode } from '../policy/policy.js';
+import type { NetworkMode, ProjectMount } from '../policy/policy.js';
 import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { reportFailure } from './format.js';
@@ -9,12 +9,15 @@ import type { TaskModel } from '../task/task-model.js';
 import { displayText } from '../display-text.js';
 import { detectProjectLanguage, type Language } from '../config/languages.js';
 import { chooseImage } from '../sandbox/golden-images.js';
+import { changesLine } from '../sandbox/project-changes.js';
 
 export interface TaskCliOptions {
   image?: string;
   language?: Language;
   maxCommands?: number;
   network?: NetworkMode;
+  /** The project at the working folder, as the plugin mounts it (at most project.mount). @default none */
+  project?: ProjectMount;
   stepModel?: string;
   summaryModel?: string;
   json: boolean;
@@ -60,7 +63,12 @@ export async function task(
     if (choice.note) err(`note: ${choice.note}`);
     const image = choice.image;
     const network = options.network ?? config.task.network;
-    const sandbox = await manager.start({ image, network, signal: sigint.signal });
+    const sandbox = await manager.start({
+      image,
+      network,
+      signal: sigint.signal,
+      ...(options.project ? { project: options.project } : {}),
+    });
     try {
       err(`task in ${sandbox.name} (${image}, network ${network})`);
       const result = await runTask({
@@ -73,7 +81,7 @@ export async function task(
           commandTimeoutMs: config.exec.timeoutMs,
         },
         log: manager.logs.create('task'),
-        environment: `image ${image}; working directory ${sandbox.info.workdir}; network ${network}; /bin/sh`,
+        environment: `image ${image}; working directory ${sandbox.info.workdir}; ${sandbox.info.project ? `the project ${sandbox.info.project.mount} at ${sandbox.info.project.containerRoot}` : 'no project mounted'}; network ${network}; /bin/sh`,
         signal: sigint.signal,
         onProgress: (p) => {
           // A quoted command stays on its one line (line feeds shown as \n); main.ts escapes the rest.
@@ -93,6 +101,9 @@ export async function task(
       return result.success ? 0 : 1;
     } finally {
       await sandbox.stop();
+      const changes = await sandbox.projectChanges();
+      if (changes && !options.json) err(displayText(changesLine(changes)));
+      for (const w of changes?.warnings ?? []) if (!options.json) err(`warning: ${displayText(w)}`);
     }
   } catch (e) {
     return reportFailure(e, options.json, out, err);
