@@ -108,13 +108,18 @@ const HOST_RUN_PATTERNS = [
   /^docker-compose\..*ya?ml$/,
 ];
 
+/** Whether a folder of this name is held whole (nothing in it applied, and not walked: `node_modules` may hold 100k files). */
+export function isHostRunFolder(name: string): boolean {
+  return HOST_RUN_FOLDERS.has(name);
+}
+
 /** Why the host would run `rel` (project-relative, `/`-separated), or undefined when it would not by itself. */
 export function hostRunReason(rel: string, mode?: number): string | undefined {
   const parts = rel.split('/');
   const name = parts[parts.length - 1] ?? '';
   const folder = parts.slice(0, -1).find((p) => HOST_RUN_FOLDERS.has(p));
   if (folder) return `in ${folder}/, which the host runs or loads`;
-  if (HOST_RUN_FOLDERS.has(name)) return `${name}/ is a folder the host runs or loads`;
+  if (HOST_RUN_FOLDERS.has(name)) return `${name}/ is a folder the host runs or loads: nothing in it is applied`;
   if (HOST_RUN_NAMES.has(name) || HOST_RUN_PATTERNS.some((p) => p.test(name))) return 'a file the host runs or loads by itself';
   if (mode !== undefined && (mode & 0o111) !== 0 && (mode & 0o170000) === 0o100000) return 'an executable file';
   return undefined;

@@ -12,18 +12,16 @@ import {
   openSync,
   readdirSync,
   readlinkSync,
-  readSync,
   renameSync,
   rmSync,
   symlinkSync,
-  writeSync,
-  type Stats,
 } from 'node:fs';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import { swallowed } from '../debug.js';
-import { isWithin, realPathOf } from '../paths.js';
-import { hostRunReason } from './host-run-files.js';
+import { realPathOf } from '../paths.js';
+import { hostRunReason, isHostRunFolder } from './host-run-files.js';
 import { isOpaque } from './overlay-xattr.js';
+import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_FLAGS, openUnder } from './overlay-fs.js';
 
 /**
  * Applies what a container wrote to the upper folder of its project overlay to the project
@@ -44,10 +42,6 @@ import { isOpaque } from './overlay-xattr.js';
  * (host-run-files.ts) and executables are held back and named.
  */
 
-const O_PATH_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-const O_DIR_FLAGS = O_PATH_FLAGS | constants.O_DIRECTORY;
-const COPY_CHUNK = 1 << 20;
-
 export interface ApplyReport {
   /** Project-relative paths created or changed (folders end with /). */
   created: string[];
@@ -63,35 +57,6 @@ export interface ApplyReport {
 
 function emptyReport(): ApplyReport {
   return { created: [], changed: [], deleted: [], held: [], refused: [], setIdDropped: [] };
-}
-
-/** What an entry of either tree was, to tell a change from a second look at the same thing. */
-function identity(st: Stats): string {
-  return `${st.mode}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-}
-
-const fdPath = (fd: number, name?: string): string => (name === undefined ? `/proc/self/fd/${fd}/.` : `/proc/self/fd/${fd}/${name}`);
-
-function isWhiteout(st: Stats): boolean {
-  return st.isCharacterDevice() && st.rdev === 0;
-}
-
-/**
- * Why a link the container made may not be made in the project, or undefined when it stays
- * inside: never absolute (on the host that is the host's own path), never climbing after a
- * name (`a/../..`: `a` may itself be a link), never out of the project by its leading `..`,
- * and, where its target exists on the host now, really inside.
- */
-export function linkProblem(projectRoot: string, rel: string, target: string): string | undefined {
-  if (target === '' || target.includes('\0')) return 'an empty link';
-  if (posix.isAbsolute(target)) return `an absolute link (${target}), which on the host leads out of the project`;
-  const parts = target.split('/').filter((p) => p !== '' && p !== '.');
-  const firstName = parts.findIndex((p) => p !== '..');
-  if (firstName >= 0 && parts.slice(firstName).includes('..')) return `a link that climbs after a name (${target})`;
-  const lexical = posix.normalize(posix.join(posix.dirname(rel), target));
-  if (lexical === '..' || lexical.startsWith('../')) return `a link out of the project (${target})`;
-  if (!isWithin(realPathOf(join(projectRoot, lexical)), realPathOf(projectRoot))) return `a link that leads out of the project (${target})`;
-  return undefined;
 }
 
 export class OverlayApplier {
@@ -179,6 +144,12 @@ export class OverlayApplier {
     const fd = openSync(fdPath(dirFd, name), O_DIR_FLAGS);
     try {
       const st = fstatSync(fd);
+      if (isHostRunFolder(name)) {
+        // Held whole, named once (by its inode: its times change with every entry in it), never walked.
+        const id = `folder:${st.ino}`;
+        if (this.named.get(rel) !== id) this.hold(rel, id, hostRunReason(rel) ?? 'a folder the host runs', report);
+        return;
+      }
       const why = hostRunReason(rel);
       const known = this.applied.get(rel)?.upper === identity(st);
       // A folder the host runs is not made either: its content is held entry by entry below.
@@ -380,7 +351,7 @@ export class OverlayApplier {
     let saved = 0;
     for (const rel of this.heldAll.keys()) {
       try {
-        const src = this.openUpper(rel, O_PATH_FLAGS);
+        const src = openUnder(this.upperRoot, rel, O_PATH_FLAGS);
         if (src === undefined) continue;
         try {
           if (!fstatSync(src).isFile()) continue;
@@ -403,28 +374,9 @@ export class OverlayApplier {
     return saved;
   }
 
-  /** Opens `rel` in the upper folder through its folders' descriptors (none followed); undefined when absent. */
-  private openUpper(rel: string, flags: number): number | undefined {
-    const parts = rel.split('/');
-    let dir = openSync(this.upperRoot, O_DIR_FLAGS);
-    try {
-      for (const part of parts.slice(0, -1)) {
-        const next = openSync(fdPath(dir, part), O_DIR_FLAGS);
-        closeSync(dir);
-        dir = next;
-      }
-      return openSync(fdPath(dir, parts[parts.length - 1] ?? ''), flags | constants.O_NOFOLLOW);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw e;
-    } finally {
-      closeSync(dir);
-    }
-  }
-
   /** Writes the host file into the upper copy of `rel`, in place (never through a link, only a regular file). */
   private writeUpper(rel: string, source: string): string | undefined {
-    const fd = this.openUpper(rel, constants.O_WRONLY | constants.O_NONBLOCK);
+    const fd = openUnder(this.upperRoot, rel, constants.O_WRONLY | constants.O_NONBLOCK);
     if (fd === undefined) return undefined;
     try {
       const st = fstatSync(fd);
@@ -440,17 +392,5 @@ export class OverlayApplier {
     } finally {
       closeSync(fd);
     }
-  }
-}
-
-function copyFd(from: number, to: number): void {
-  const buf = Buffer.allocUnsafe(COPY_CHUNK);
-  let pos = 0;
-  for (;;) {
-    const n = readSync(from, buf, 0, COPY_CHUNK, pos);
-    if (n === 0) return;
-    let off = 0;
-    while (off < n) off += writeSync(to, buf, off, n - off);
-    pos += n;
   }
 }

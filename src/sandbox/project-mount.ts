@@ -1,4 +1,5 @@
-import type { BindMount } from '../engine/container-engine.js';
+import type { BindMount, ContainerEngine } from '../engine/container-engine.js';
+import { canReadOpaque } from './overlay-xattr.js';
 import { SandboxError } from '../errors.js';
 import { isWithin, PACKAGE_ROOT, realPathOf } from '../paths.js';
 import { INVARIANTS, type ProjectMount } from '../policy/policy.js';
@@ -42,4 +43,22 @@ export function projectBinds(
     );
   const overlay = makeProjectOverlay(stateDir, hostRoot, containerRoot, { container: container.name, owner: container.owner, mode: mount });
   return { hostRoot, containerRoot, mount, binds: [], overlay };
+}
+
+/** The overlay a writable or scratch project needs: Docker's local volume driver, on this machine. */
+export async function checkOverlayEngine(engine: ContainerEngine, mount: 'rw' | 'scratch'): Promise<void> {
+  const why =
+    engine.connection !== undefined && engine.connection.kind !== 'socket'
+      ? "the engine is remote: its overlay would be of its own machine's folders"
+      : !canReadOpaque()
+        ? 'extended attributes cannot be read on this platform'
+        : (await engine.info()).kind !== 'docker'
+          ? 'the engine is not Docker (its local volume driver mounts the overlay)'
+          : undefined;
+  if (why)
+    throw new SandboxError(
+      'POLICY_VIOLATION',
+      `A '${mount}' project mount needs an overlay of the project, and ${why}: mount it read-only ('ro') instead.`,
+      { data: { rule: 'projectMount' } },
+    );
 }

@@ -26,10 +26,9 @@ import { Sandbox } from './sandbox.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
 import { isWithin } from '../paths.js';
-import { projectBinds, type ProjectBinds } from './project-mount.js';
+import { checkOverlayEngine, projectBinds, type ProjectBinds } from './project-mount.js';
 import { removeProjectOverlay } from './project-overlay.js';
 import { settleOrphanOverlays } from './overlay-orphans.js';
-import { canReadOpaque } from './overlay-xattr.js';
 import { DEFAULT_LEASE_SECONDS, Lease, LEASE_IN_CONTAINER } from './lease.js';
 import { missingImageError } from './golden-images.js';
 import { pullFlights } from './pull-flights.js';
@@ -169,7 +168,7 @@ export class SandboxManager {
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
     const name = options.name ?? `${c.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
     const requested = checkProjectMount(options.project ?? 'none', c.project.mount);
-    if (requested === 'rw' || requested === 'scratch') await this.checkOverlayEngine(requested);
+    if (requested === 'rw' || requested === 'scratch') await checkOverlayEngine(this.engine, requested);
     const project = this.projectBinds(requested, mounts, name);
     try {
       return await this.startWith(options, { image, name, mounts, project });
@@ -177,24 +176,6 @@ export class SandboxManager {
       if (project?.overlay && ![...this.live.values()].some((s) => s.name === name)) removeProjectOverlay(project.overlay.dir);
       throw e;
     }
-  }
-
-  /** The overlay a writable or scratch project needs: Docker's local volume driver, on this machine. */
-  private async checkOverlayEngine(mount: 'rw' | 'scratch'): Promise<void> {
-    const why =
-      this.engine.connection !== undefined && this.engine.connection.kind !== 'socket'
-        ? "the engine is remote: its overlay would be of its own machine's folders"
-        : !canReadOpaque()
-          ? 'extended attributes cannot be read on this platform'
-          : (await this.engine.info()).kind !== 'docker'
-            ? 'the engine is not Docker (its local volume driver mounts the overlay)'
-            : undefined;
-    if (why)
-      throw new SandboxError(
-        'POLICY_VIOLATION',
-        `A '${mount}' project mount needs an overlay of the project, and ${why}: mount it read-only ('ro') instead.`,
-        { data: { rule: 'projectMount' } },
-      );
   }
 
   private async startWith(

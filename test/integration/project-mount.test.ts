@@ -124,7 +124,7 @@ describe('a writable project mount', () => {
           counts: { created: 3, changed: 1, deleted: 1 },
         });
         // A git folder made anywhere is not applied: git runs what its config names.
-        expect(changes?.warnings?.[0]).toMatch(/^vendor\/lib\/\.git\/config: changed in the container but NOT applied/);
+        expect(changes?.warnings?.[0]).toMatch(/^vendor\/lib\/\.git: changed in the container but NOT applied/);
       },
       { config: configFor(root) },
     );

@@ -271,7 +271,8 @@ describe('the project mount and the conversation (seed 004)', () => {
       'mounted WRITABLE (changes applied after each command, checked; files the host runs held back)',
     );
     const [spec] = engine.callsOf('createContainer').map(([s]) => s);
-    expect(spec?.binds).toEqual([]);
+    // The project is no bind: only the lease file, read-only, outside the working folder.
+    expect(spec?.binds).toEqual([expect.objectContaining({ containerPath: '/.genaicode-docker-lease', readOnly: true })]);
     expect(spec?.overlayVolumes).toEqual([expect.objectContaining({ containerPath: '/workspace', lowerDir: project })]);
     expect(answer).toMatchObject({ project: 'writable at /workspace' });
   });
