@@ -42,6 +42,9 @@ import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_
  * (host-run-files.ts) and executables are held back and named.
  */
 
+/** The name a file write stages its copy under, at the top of the working folder. */
+const STAGED_WRITE = /^\.gcd-write-[0-9a-f]{24}$/;
+
 export interface ApplyReport {
   /** Project-relative paths created or changed (folders end with /). */
   created: string[];
@@ -118,6 +121,8 @@ export class OverlayApplier {
   }
 
   private applyEntry(dirFd: number, name: string, rel: string, report: ApplyReport): void {
+    // A file write's staged copy (container-files.ts), there only until the mover renames it into place.
+    if (rel === name && STAGED_WRITE.test(name)) return;
     const st = lstatSync(fdPath(dirFd, name));
     const id = identity(st);
     if (st.isDirectory()) return this.applyFolder(dirFd, name, rel, report);

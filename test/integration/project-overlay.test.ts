@@ -247,6 +247,50 @@ describe("GenAIcode 0.9.5's own file code on the tree the container leaves", () 
   });
 });
 
+describe('the upper folder changing under the apply', () => {
+  test.concurrent(
+    'a folder flipped to a link out and back while commands end and apply: nothing outside is read into the project or written',
+    async () => {
+      const root = project();
+      const outside = tempDir('gcd-outside-');
+      writeFileSync(join(outside, 'secret.txt'), 'SECRET');
+      const flip = [
+        'import os, time',
+        'end = time.time() + 6',
+        'n = 0',
+        'while time.time() < end:',
+        '    try:',
+        "        os.mkdir('d'); open('d/secret.txt', 'w').write('mine'); os.mkdir('d/sub')",
+        "        os.rename('d', 'd2'); os.symlink('OUTSIDE', 'd'); time.sleep(0.002); os.unlink('d')",
+        "        os.symlink('OUTSIDE/secret.txt', 'd'); time.sleep(0.002); os.unlink('d'); os.rename('d2', 'd')",
+        "        import shutil; shutil.rmtree('d')",
+        '    except OSError:',
+        '        pass',
+        '    n += 1',
+        'print(n)',
+      ]
+        .join('\n')
+        .replaceAll('OUTSIDE', outside);
+      await inProject(root, async (s) => {
+        const flipping = s.exec(['python3', '-c', flip], { timeoutMs: 30_000 });
+        let applies = 0;
+        while (applies < 40) {
+          await s.exec('true');
+          applies++;
+          // Between two applies, the host never sees the secret or a link.
+          expect(tree(root).filter((p) => p.includes(' -> '))).toEqual([]);
+        }
+        const r = await flipping;
+        expect(Number(r.stdout.trim())).toBeGreaterThan(10);
+      });
+      expect(readdirSync(outside)).toEqual(['secret.txt']);
+      const files = tree(root).filter((p) => !p.endsWith('/') && !p.includes(' -> '));
+      for (const f of files) expect({ f, text: readFileSync(join(root, f), 'utf8') }).not.toEqual({ f, text: 'SECRET' });
+    },
+    90_000,
+  );
+});
+
 describe('files the host runs by itself are held back and named', () => {
   const held = [
     '.genaicoderc',
@@ -434,5 +478,48 @@ describe('the ends its owner does not see through: the exit hook, and a sweep af
       expect(readFileSync(join(root, 'late.txt'), 'utf8')).toBe('late\n');
     },
     90_000,
+  );
+});
+
+describe('the plugin as a user who is not root, with access to the engine (the usual case)', () => {
+  test.concurrent(
+    'files, deletions, an opaque folder applied; a link out and a FIFO refused; the root-made work folder kept once and reused',
+    async () => {
+      const root = project({ 'gone1.txt': 'g', 'gone2.txt': 'g', 'lib1/a.py': 'a', 'lib2/a.py': 'a' });
+      const logs = tempDir('gcd-overlay-nonroot-logs-');
+      const { spawnSync } = await import('node:child_process');
+      const fixture = join(HERE, 'fixtures/overlay-nonroot-child.mjs');
+      // As root, the fixture runs as the project's owner, with the engine socket's group (as `docker` gives a user).
+      if (isRoot) chownSync(logs, DEV.uid, DEV.gid);
+      const socketGid = statSync('/var/run/docker.sock', { throwIfNoEntry: false })?.gid;
+      const argv = isRoot
+        ? ['setpriv', '--reuid', String(DEV.uid), '--regid', String(DEV.gid), `--groups=${socketGid ?? DEV.gid}`, process.execPath, fixture]
+        : [process.execPath, fixture];
+      const r = spawnSync(argv[0]!, [...argv.slice(1), root, join(logs, 'logs')], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, NODE_OPTIONS: '' },
+      });
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+      const out = JSON.parse(r.stdout) as {
+        uid: number;
+        results: Array<{ exitCode: number; changes: { created: string[]; deleted: string[]; warnings: string[] } }>;
+        overlays: string[];
+        project: string[];
+      };
+      expect(out.uid).not.toBe(0);
+      for (const [i, res] of out.results.entries()) {
+        const n = i + 1;
+        expect(res.exitCode).toBe(0);
+        expect(res.changes.created).toEqual([`lib${n}/c.py`, `made${n}.txt`]);
+        expect(res.changes.deleted).toEqual([`gone${n}.txt`, `lib${n}/a.py`]);
+        expect(res.changes.warnings.join('\n')).toMatch(new RegExp(`f${n}: a FIFO[^]*p${n}: an absolute link`));
+      }
+      expect(out.project).toEqual(['.genaicoderc', 'README.md', 'lib1', 'lib2', 'made1.txt', 'made2.txt', 'src']);
+      // The kernel's work/work (root's) could not be removed by this user: one kept, and reused by the second overlay.
+      expect(out.overlays.filter((n) => n !== 'spent')).toEqual([]);
+      expect(readdirSync(join(logs, 'logs', OVERLAYS_FOLDER, 'spent')).length).toBeLessThanOrEqual(1);
+    },
+    150_000,
   );
 });
