@@ -282,9 +282,10 @@ export class SandboxManager {
     this.unregister ??= registerExitCleanup({
       removeAllSync: () => {
         const ids = [...this.live.keys()];
-        if (ids.length) this.engine.removeContainersSync(ids, 10_000);
-        // Removed (or past saving): the project overlays are applied or thrown away now, synchronously.
-        for (const s of this.live.values()) s.settleOverlaySync();
+        const left = new Set(ids.length ? this.engine.removeContainersSync(ids, 10_000) : []);
+        // The removed ones' overlays are applied or thrown away now, synchronously; one whose
+        // container could not be removed is left on disk for the sweep (it may still write there).
+        for (const s of this.live.values()) if (!left.has(s.id)) s.settleOverlaySync();
         this.live.clear();
       },
       removeAll: () => this.stopAll(),
