@@ -26,20 +26,25 @@ export class Lease {
     private readonly seconds: number = DEFAULT_LEASE_SECONDS,
   ) {}
 
-  /** Renewed six times per lease while this process lives (the timer keeps nothing alive). */
-  start(engine: ContainerEngine, containerId: string): void {
+  /**
+   * Renewed six times per lease while this process lives (the timer keeps nothing alive);
+   * the watch is started in the container, tried twice: a container whose watch cannot start
+   * is not started either (it could outlive its owner by hours).
+   */
+  async start(engine: ContainerEngine, containerId: string): Promise<void> {
     this.renew();
     this.timer = setInterval(() => this.renew(), (this.seconds * 1000) / 6);
     this.timer.unref();
     const every = String(Math.max(1, Math.floor(this.seconds / 6)));
-    engine
-      .exec(
-        containerId,
-        { cmd: ['/bin/sh', '-c', LEASE_WATCH_SCRIPT, 'lease', LEASE_IN_CONTAINER, String(this.seconds), every], background: true },
-        () => undefined,
-      )
-      .then((s) => s.done)
-      .catch((e: unknown) => swallowed('the lease watch in the container', e));
+    const spec = { cmd: ['/bin/sh', '-c', LEASE_WATCH_SCRIPT, 'lease', LEASE_IN_CONTAINER, String(this.seconds), every], background: true };
+    let session;
+    try {
+      session = await engine.exec(containerId, spec, () => undefined);
+    } catch (e) {
+      swallowed('starting the lease watch (trying again)', e);
+      session = await engine.exec(containerId, spec, () => undefined);
+    }
+    session.done.catch((e: unknown) => swallowed('the lease watch in the container', e));
   }
 
   private renew(): void {

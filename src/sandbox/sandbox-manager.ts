@@ -297,7 +297,7 @@ export class SandboxManager {
       if (project?.overlay) {
         const lease = new Lease(project.overlay.lease, this.leaseSeconds);
         this.leases.set(id, lease);
-        lease.start(this.engine, id);
+        await lease.start(this.engine, id);
       }
       this.armExpiry(sandbox);
     } catch (e) {

@@ -467,7 +467,15 @@ describe('the ends its owner does not see through: the exit hook, and a sweep af
       expect((await inspectContainer(child.id))?.State.Running).toBe(true);
       child.proc.kill('SIGKILL');
       await child.exited;
-      await waitFor('the container to stop at its lease', async () => ((await inspectContainer(child.id)) ? undefined : true), 30_000);
+      await waitFor(
+        'the container to stop at its lease',
+        async () => ((await inspectContainer(child.id)) ? undefined : true),
+        30_000,
+      ).catch(async (e: unknown) => {
+        // What still runs in it, to tell why.
+        const { docker } = await import('../support/engine.js');
+        throw new Error(`${String(e)}; processes: ${(await docker(['top', child.id])).stdout}`);
+      });
       await withManager(
         async (manager) => {
           const report = await manager.sweep();
@@ -478,6 +486,33 @@ describe('the ends its owner does not see through: the exit hook, and a sweep af
       expect(readFileSync(join(root, 'late.txt'), 'utf8')).toBe('late\n');
     },
     90_000,
+  );
+});
+
+describe('the lease while its owner lives', () => {
+  test.concurrent(
+    "commands cut short (their tree killed, the lease watch's looks caught in it) never end a container whose owner renews its lease",
+    async () => {
+      const root = project();
+      const { SandboxManager } = await import('../../src/index.js');
+      const manager = new SandboxManager({ config: configFor(root), sweepOnStart: false, leaseSeconds: 3 });
+      const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
+      try {
+        const until = Date.now() + 8000;
+        let cut = 0;
+        while (Date.now() < until) {
+          const r = await s.exec('while :; do :; done', { timeoutMs: 300 });
+          expect(r.timedOut).toBe(true);
+          cut++;
+        }
+        expect(cut).toBeGreaterThan(3);
+        expect((await s.exec('echo alive')).stdout).toBe('alive\n');
+        expect((await inspectContainer(s.id))?.State.Running).toBe(true);
+      } finally {
+        await manager.stopAll();
+      }
+    },
+    60_000,
   );
 });
 
