@@ -44,16 +44,16 @@ export interface CommandAnswer {
   diskLimitHit?: true;
   pidsLimitHit?: true;
   reason?: string;
-  /** Links the command made in the writable project that led out of it, removed (`path -> target`). */
-  removedLinks?: string[];
+  /** With a writable project: what the command changed that was not applied to the project, and why. */
+  projectNotApplied?: string[];
   /** The full log: every byte, stdout and stderr as they came. */
   logPath: string;
 }
 
 /** The flags of a result that are set, and its reason: an answer names only what happened. */
 export function resultFlags(
-  r: Pick<ExecResult, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'removedLinks'>,
-): Pick<CommandAnswer, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'removedLinks'> {
+  r: Pick<ExecResult, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied'>,
+): Pick<CommandAnswer, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied'> {
   return {
     ...(r.timedOut ? { timedOut: true as const } : {}),
     ...(r.canceled ? { canceled: true as const } : {}),
@@ -61,7 +61,7 @@ export function resultFlags(
     ...(r.diskLimitHit ? { diskLimitHit: true as const } : {}),
     ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
     ...(r.reason ? { reason: r.reason } : {}),
-    ...(r.removedLinks?.length ? { removedLinks: r.removedLinks.slice(0, 10) } : {}),
+    ...(r.projectNotApplied?.length ? { projectNotApplied: r.projectNotApplied.slice(0, 10) } : {}),
   };
 }
 

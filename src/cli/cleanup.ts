@@ -2,6 +2,7 @@ import type { Config } from '../config/config-schema.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { displayText as t } from '../display-text.js';
 import { sweepContainers } from '../sandbox/sweep.js';
+import { settleOrphanOverlays } from '../sandbox/overlay-orphans.js';
 
 /**
  * The start-up sweep by hand; `all` removes every managed container after listing them.
@@ -19,6 +20,17 @@ export async function cleanup(config: Config, options: { all: boolean; dryRun: b
   for (const c of report.removed) out(`${verb} ${t(c.name)} (${t(c.id.slice(0, 12))}): ${t(c.why)}, owner ${t(c.owner)}`);
   for (const c of report.kept) out(`kept ${t(c.name)} (${t(c.id.slice(0, 12))}): ${t(c.why)}, owner ${t(c.owner)}`);
   for (const f of report.failed) out(`FAILED to remove ${t(f.id.slice(0, 12))}: ${t(f.error)}`);
+  if (!options.dryRun) {
+    // Overlays a killed plugin left (its container now gone): applied with the usual checks, or thrown away.
+    for (const o of await settleOrphanOverlays(engine, config.logs.dir)) {
+      out(
+        `${o.mode === 'rw' ? `applied ${o.applied} change(s) to` : 'threw away the scratch layer of'} ${t(o.projectRoot)} left by ${t(o.container)}` +
+          (o.held.length
+            ? `; held back ${o.held.length}: ${o.held.slice(0, 5).map(t).join(', ')}${o.heldCopies ? ` (copies in ${t(o.heldCopies)})` : ''}`
+            : ''),
+      );
+    }
+  }
   out(`${report.removed.length} ${verb}, ${report.kept.length} kept, ${report.failed.length} failed`);
   return report.failed.length > 0 ? 1 : 0;
 }

@@ -37,9 +37,10 @@ interface ProjectCliOptions {
 }
 
 const projectOption = () =>
-  new Option('--project <mount>', 'mount the project at the working folder: ro, rw (within project.mount), or none').choices([
-    ...PROJECT_MOUNTS,
-  ]);
+  new Option(
+    '--project <mount>',
+    'mount the project at the working folder: none, ro, scratch (writes thrown away) or rw (changes applied, checked); at most project.mount',
+  ).choices([...PROJECT_MOUNTS]);
 const projectDirOption = () =>
   new Option('--project-dir <dir>', 'the project: this folder instead of the current one (mounted ro unless --project says otherwise)');
 

@@ -5,6 +5,8 @@ import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js
 import { formatExecResult, reportFailure } from './format.js';
 import { detectProjectLanguage, type Language } from '../config/languages.js';
 import { chooseImage } from '../sandbox/golden-images.js';
+import { changesLine } from '../sandbox/project-changes.js';
+import { displayText } from '../display-text.js';
 
 export interface RunOptions {
   image?: string;
@@ -13,7 +15,7 @@ export interface RunOptions {
   timeoutMs?: number;
   network?: NetworkMode;
   memoryBytes?: number;
-  /** Mount the project (config.projectRoot) at the working folder, within project.mount, as the plugin does. */
+  /** The project at the working folder, as the plugin mounts it (at most project.mount). @default none */
   project?: ProjectMount;
   json: boolean;
 }
@@ -62,6 +64,9 @@ export async function run(
       return result.exitCode;
     } finally {
       await sandbox.stop();
+      const changes = await sandbox.projectChanges();
+      if (changes && !options.json) err(displayText(changesLine(changes)));
+      for (const w of changes?.warnings ?? []) if (!options.json) err(`warning: ${displayText(w)}`);
     }
   } catch (e) {
     return reportFailure(e, options.json, out, err);

@@ -9,16 +9,17 @@ import type { TaskModel } from '../task/task-model.js';
 import { displayText } from '../display-text.js';
 import { detectProjectLanguage, type Language } from '../config/languages.js';
 import { chooseImage } from '../sandbox/golden-images.js';
+import { changesLine } from '../sandbox/project-changes.js';
 
 export interface TaskCliOptions {
   image?: string;
   language?: Language;
   maxCommands?: number;
   network?: NetworkMode;
+  /** The project at the working folder, as the plugin mounts it (at most project.mount). @default none */
+  project?: ProjectMount;
   stepModel?: string;
   summaryModel?: string;
-  /** Mount the project (config.projectRoot) at the working folder, within project.mount, as the plugin does. */
-  project?: ProjectMount;
   json: boolean;
 }
 
@@ -81,7 +82,7 @@ export async function task(
           commandTimeoutMs: config.exec.timeoutMs,
         },
         log: manager.logs.create('task'),
-        environment: `image ${image}; working directory ${sandbox.info.workdir}${sandbox.info.project ? ` (the project, ${sandbox.info.project.mount === 'rw' ? 'writable' : 'read-only'})` : ''}; network ${network}; /bin/sh`,
+        environment: `image ${image}; working directory ${sandbox.info.workdir}; ${sandbox.info.project ? `the project ${sandbox.info.project.mount} at ${sandbox.info.project.containerRoot}` : 'no project mounted'}; network ${network}; /bin/sh`,
         signal: sigint.signal,
         onProgress: (p) => {
           // A quoted command stays on its one line (line feeds shown as \n); main.ts escapes the rest.
@@ -101,6 +102,9 @@ export async function task(
       return result.success ? 0 : 1;
     } finally {
       await sandbox.stop();
+      const changes = await sandbox.projectChanges();
+      if (changes && !options.json) err(displayText(changesLine(changes)));
+      for (const w of changes?.warnings ?? []) if (!options.json) err(`warning: ${displayText(w)}`);
     }
   } catch (e) {
     return reportFailure(e, options.json, out, err);

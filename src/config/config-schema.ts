@@ -261,8 +261,10 @@ export const ConfigSchema = z
         /**
          * The most the model may ask for (it asks with the `project` argument; no mount when it
          * does not): 'none', 'ro' (read-only: running the tests, editing on the host and
-         * running them again works) or 'rw' (the container writes the user's tree; protected
-         * paths stay read-only). @default ro
+         * running them again works), 'scratch' (every tool writes, into a layer thrown away
+         * at the end: the host never sees a write) or 'rw' (the container's changes are
+         * applied to the project after each command, checked; files the host runs are held
+         * back). @default ro
          */
         mount: z.enum(PROJECT_MOUNTS).default('ro'),
       })

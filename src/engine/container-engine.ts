@@ -53,6 +53,14 @@ export interface BindMount {
   readOnly: boolean;
 }
 
+export interface OverlayVolume {
+  containerPath: string;
+  lowerDir: string;
+  upperDir: string;
+  /** The kernel's work folder, on the upper folder's file system. */
+  workDir: string;
+}
+
 /**
  * Everything a container may be created with. There is deliberately no field for
  * privileged mode, host namespaces, devices or extra security options: the adapter
@@ -81,6 +89,11 @@ export interface ContainerSpec {
    */
   tmpfsVolumes?: TmpfsMount[];
   binds: BindMount[];
+  /**
+   * Overlays the engine mounts (as root, at the container's start): `lowerDir` read-only
+   * below, every write landing in `upperDir` (a folder of ours). Removed with the container.
+   */
+  overlayVolumes?: OverlayVolume[];
   capAdd: string[];
   /** Quota of the writable layer, where the storage driver has them (StorageOpt size). */
   diskBytes?: number;

@@ -276,6 +276,27 @@ export class DockerEngine implements ContainerEngine {
                 DriverConfig: { Name: 'local', Options: { type: 'tmpfs', device: 'tmpfs', o: `nosuid,nodev,size=${t.sizeBytes}` } },
               },
             })),
+            // The same for an overlay: the local driver mounts it at the start (the project
+            // below, read-only; redirects, metacopy and the index off, so that every change
+            // is a whole entry in the upper folder; attributes in the user namespace, so
+            // that a non-root owner of the upper folder can read them).
+            ...(spec.overlayVolumes ?? []).map((o) => ({
+              Type: 'volume' as const,
+              Source: '',
+              Target: o.containerPath,
+              VolumeOptions: {
+                NoCopy: true,
+                Labels: spec.labels,
+                DriverConfig: {
+                  Name: 'local',
+                  Options: {
+                    type: 'overlay',
+                    device: 'overlay',
+                    o: `lowerdir=${o.lowerDir},upperdir=${o.upperDir},workdir=${o.workDir},userxattr,redirect_dir=nofollow,metacopy=off,index=off`,
+                  },
+                },
+              },
+            })),
           ],
           AutoRemove: spec.autoRemove,
         },

@@ -20,20 +20,16 @@ export const INVARIANTS = {
   noRootWithWritableMounts: 'with a writable mount, containers run as a non-root user unless allowRootWithWritableMounts is set',
   projectMount: 'the project is mounted no more widely than project.mount allows',
   protectedProjectPaths:
-    "with a writable project mount, the paths that would run code on the host or lift the sandbox's limits (.git, .genaicoderc, .genaicode-docker.json, the plugin's own folder) are read-only and real folders or files, never links",
+    "with a writable project mount, the container never writes the host's tree: its changes are applied by the plugin, checked, and files the host runs by itself are held back for the user",
 } as const;
 
-/** How the project may be mounted, least first. */
-export const PROJECT_MOUNTS = ['none', 'ro', 'rw'] as const;
-export type ProjectMount = (typeof PROJECT_MOUNTS)[number];
-
 /**
- * Names at the project root that a container with a writable project mount may never
- * change: git runs hooks and `core.*` programs from .git; .genaicoderc loads plugins;
- * .genaicode-docker.json sets this sandbox's own limits. (The plugin's own folder is
- * added when it lies inside the project.)
+ * How the project may be mounted, least first: not at all, read-only, `scratch` (the
+ * container writes an overlay of the project that is thrown away: the host never sees a
+ * write), `rw` (the container's changes are applied to the project, checked).
  */
-export const PROTECTED_PROJECT_NAMES = ['.git', '.genaicoderc', '.genaicode-docker.json'] as const;
+export const PROJECT_MOUNTS = ['none', 'ro', 'scratch', 'rw'] as const;
+export type ProjectMount = (typeof PROJECT_MOUNTS)[number];
 
 /**
  * The mount a request gets: what it asks, or the configured mount when it asks nothing.

@@ -181,6 +181,8 @@ export class ContainerFiles {
     private readonly containerId: string,
     private readonly workdir: string,
     private readonly limits: FileLimits,
+    /** The container user's ids as the host gave them (a numeric uid:gid); the mover's greeting otherwise. */
+    private readonly hostIds?: { uid: number; gid: number },
   ) {
     this.mover = new FileMover(engine, containerId, workdir);
   }
@@ -321,7 +323,9 @@ export class ContainerFiles {
     const staged = `.gcd-write-${randomBytes(12).toString('hex')}`;
     const [rootLookup, ownerLookup] = await Promise.allSettled([
       this.engine.statPath(this.containerId, this.workdir),
-      this.mover.userIds(),
+      // The owner of the staged copy: from the host where it chose the user, never from the
+      // container (its greeting then only says the mover is alive).
+      this.hostIds ?? this.mover.userIds(),
     ]);
     if (rootLookup.status === 'rejected') throw rootLookup.reason;
     const root = rootLookup.value;

@@ -23,19 +23,12 @@ export class ContainerHelpers {
   }
 
   /**
-   * Removes the links at `paths` (absolute, in the container) that are still links. Done
-   * inside the container: there a folder swapped for a link leads only to what the
-   * container already sees, never to a host folder outside its mounts. As the container's
-   * user, who owns what its commands made: a folder made read-only to keep a link in is
-   * made writable for the removal and given its mode back (root in the container has no
-   * capabilities to do better).
+   * Removes files (not folders) at `paths` (absolute, in the container), as the container's
+   * user: the host deleted them, and the container's own copies would hide that.
    */
-  async removeLinks(paths: readonly string[]): Promise<void> {
+  async removeFiles(paths: readonly string[]): Promise<void> {
     if (paths.length === 0) return;
-    await this.runHelper(
-      'for p do [ -L "$p" ] || continue; rm -f -- "$p" 2>/dev/null && continue; d=${p%/*}; m=$(stat -c %a -- "$d") && chmod u+w -- "$d" && rm -f -- "$p"; chmod "$m" -- "$d"; done',
-      [...paths],
-    );
+    await this.runHelper('for p do [ -d "$p" ] || rm -f -- "$p"; done', [...paths]);
   }
 
   /**

@@ -45,6 +45,9 @@ export interface ExecResult {
   durationMs: number;
   /** Absolute path of the full log (stdout and stderr bytes, in arrival order). */
   logPath: string;
-  /** With a writable project mount: links the command made that led out of the project, removed (`path -> target`). */
-  removedLinks?: string[];
+  /**
+   * With a writable project: what the command changed that was not applied to the project
+   * (files the host runs, held back; links out, FIFOs, devices, never made; set-id bits dropped), one line each.
+   */
+  projectNotApplied?: string[];
 }

@@ -26,8 +26,10 @@ import { Sandbox } from './sandbox.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
 import { isWithin } from '../paths.js';
-import { projectBinds, removePlaceholders, type ProjectBinds } from './project-mount.js';
-import { takeSnapshot } from './project-changes.js';
+import { checkOverlayEngine, projectBinds, type ProjectBinds } from './project-mount.js';
+import { removeProjectOverlay } from './project-overlay.js';
+import { settleOrphanOverlays } from './overlay-orphans.js';
+import { DEFAULT_LEASE_SECONDS, Lease, LEASE_IN_CONTAINER } from './lease.js';
 import { missingImageError } from './golden-images.js';
 import { pullFlights } from './pull-flights.js';
 
@@ -74,6 +76,8 @@ export interface SandboxManagerOptions {
   sessionId?: string;
   /** Remove stale containers (dead owner, past expiry) before the first start. @default true */
   sweepOnStart?: boolean;
+  /** The lease of a container with a project overlay, in seconds (lease.ts). @default 180 */
+  leaseSeconds?: number;
 }
 
 export { BUILD_OFFLINE_SCRIPT } from './golden-images.js';
@@ -115,18 +119,20 @@ export class SandboxManager {
   /** Each live sandbox's expiry, enforced from here too (see armExpiry). */
   private readonly expiries = new Map<string, NodeJS.Timeout>();
   private seq = 0;
-  /** Absent protected names mounted over (project-mount.ts), with how many live containers have each. */
-  private readonly placeholderUsers = new Map<string, number>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private swept: Promise<SweepReport | undefined> | undefined;
   private unregister: (() => void) | undefined;
   private readonly sweepOnStart: boolean;
+  private readonly leaseSeconds: number;
+  /** The leases of the live containers with a project overlay. */
+  private readonly leases = new Map<string, Lease>();
 
   constructor(options: SandboxManagerOptions) {
     this.config = options.config;
     this.engine = options.engine ?? new DockerEngine(options.config.engine);
     this.sessionId = options.sessionId ?? newSessionId();
     this.sweepOnStart = options.sweepOnStart ?? true;
+    this.leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
     this.logs = new LogStore(this.config.logs.dir, this.sessionId, this.config.logs);
   }
 
@@ -160,8 +166,25 @@ export class SandboxManager {
     if (options.name !== undefined) checkContainerName(options.name);
     checkOptions(StartOptionsSchema, options, 'start options');
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
-    const project = this.projectBinds(options.project ?? 'none', mounts);
-    const user = containerUser(c, [...mounts, ...(project ? [{ hostPath: project.hostRoot, writable: project.mount === 'rw' }] : [])]);
+    const name = options.name ?? `${c.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
+    const requested = checkProjectMount(options.project ?? 'none', c.project.mount);
+    if (requested === 'rw' || requested === 'scratch') await checkOverlayEngine(this.engine, requested);
+    const project = this.projectBinds(requested, mounts, name);
+    try {
+      return await this.startWith(options, { image, name, mounts, project });
+    } catch (e) {
+      if (project?.overlay && ![...this.live.values()].some((s) => s.name === name)) removeProjectOverlay(project.overlay.dir);
+      throw e;
+    }
+  }
+
+  private async startWith(
+    options: StartOptions,
+    o: { image: string; name: string; mounts: ReturnType<typeof checkMounts>; project: ProjectBinds | undefined },
+  ): Promise<Sandbox> {
+    const c = this.config;
+    const { image, name, mounts, project } = o;
+    const user = containerUser(c, [...mounts, ...(project ? [{ hostPath: project.hostRoot, writable: project.mount !== 'ro' }] : [])]);
     const binds = [
       ...mounts.map((m) => ({ hostPath: m.hostPath, containerPath: m.containerPath, readOnly: !m.writable })),
       ...(project?.binds ?? []),
@@ -170,14 +193,14 @@ export class SandboxManager {
     const identities = this.engine.connection?.kind === 'socket' ? binds.map((m) => ({ ...m, identity: hostIdentity(m.hostPath) })) : [];
     const workdir = options.workdir ?? c.workdir;
     // A numeric user the image may not know has no home: tools that keep caches there (pip, go, npm) need one.
-    const env = { ...(project?.mount === 'rw' ? { HOME: '/tmp' } : {}), ...options.env };
+    const env = { ...(project && project.mount !== 'ro' ? { HOME: '/tmp' } : {}), ...options.env };
     const abortCheck = () => {
       if (options.signal?.aborted) throw new SandboxError('ABORTED', 'Start aborted.');
     };
 
     abortCheck();
     if (this.sweepOnStart) {
-      this.swept ??= sweepContainers(this.engine).catch((e: unknown) => {
+      this.swept ??= this.sweep().catch((e: unknown) => {
         if (e instanceof SandboxError && e.code === 'ENGINE_UNAVAILABLE') throw e;
         return undefined; // a failed sweep must not block work; `cleanup` reports it
       });
@@ -201,14 +224,15 @@ export class SandboxManager {
     const ttl = options.ttlSeconds ?? c.ttlSeconds;
     const createdAt = new Date();
     const expiresAt = new Date(createdAt.getTime() + ttl * 1000);
-    const name = options.name ?? `${c.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
     const readOnlyRoot = options.readOnlyRoot ?? c.readOnlyRoot;
     const tmpfsBytes = options.tmpfsBytes ?? c.tmpfsSize;
     const tmpfs: TmpfsMount[] = readOnlyRoot ? [{ path: '/tmp', sizeBytes: tmpfsBytes }] : [];
     // The working folder of a read-only root is a tmpfs volume, not a tmpfs mount: file writes
     // go through the engine's archive API, which reaches volumes and binds only.
     const tmpfsVolumes: TmpfsMount[] =
-      readOnlyRoot && !binds.some((m) => m.containerPath === workdir) ? [{ path: workdir, sizeBytes: tmpfsBytes }] : [];
+      readOnlyRoot && !binds.some((m) => m.containerPath === workdir) && project?.overlay?.volume.containerPath !== workdir
+        ? [{ path: workdir, sizeBytes: tmpfsBytes }]
+        : [];
     const memoryBytes = options.memoryBytes ?? c.limits.memory;
     const pidsLimit = options.pids ?? c.limits.pids;
     const spec: ContainerSpec = {
@@ -228,29 +252,21 @@ export class SandboxManager {
       readOnlyRoot,
       tmpfs,
       ...(tmpfsVolumes.length ? { tmpfsVolumes } : {}),
-      binds,
+      // The lease file is not checked as a mount: it is a file of ours, read-only, outside the working folder.
+      binds: project?.overlay ? [...binds, { hostPath: project.overlay.lease, containerPath: LEASE_IN_CONTAINER, readOnly: true }] : binds,
+      ...(project?.overlay ? { overlayVolumes: [project.overlay.volume] } : {}),
       capAdd: containerCapabilities((options.capAdd ?? c.capAdd).filter((cap) => c.capAdd.includes(cap))),
       autoRemove: true,
     };
-    // The project as it was, listed while the engine creates the container (no command runs before start returns).
-    const projectBefore = project?.mount === 'rw' ? takeSnapshot(project.hostRoot, new Set(project.protected)) : undefined;
-    projectBefore?.catch((e: unknown) => swallowed('listing the project before the container', e));
-    for (const p of project?.placeholders ?? []) this.placeholderUsers.set(p, (this.placeholderUsers.get(p) ?? 0) + 1);
-    let id: string;
-    try {
-      id = await this.createWithDiskLimit(spec, c.limits.disk);
-    } catch (e) {
-      if (project) this.releasePlaceholders(project.placeholders);
-      throw e;
-    }
+    const id = await this.createWithDiskLimit(spec, c.limits.disk);
+    const ids = user !== undefined ? /^(\d+):(\d+)$/.exec(user) : null;
+    const userIds = ids ? { userIds: { uid: Number(ids[1]), gid: Number(ids[2]) } } : {};
     const projectInfo = project
-      ? {
-          project: { hostRoot: project.hostRoot, containerRoot: project.containerRoot, mount: project.mount, protected: project.protected },
-        }
+      ? { project: { hostRoot: project.hostRoot, containerRoot: project.containerRoot, mount: project.mount } }
       : {};
     // Tracked before start, so the exit hook covers the window between create and start.
     const sandbox = new Sandbox(
-      { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit, ...projectInfo },
+      { id, name, image, sessionId: this.sessionId, workdir, createdAt, expiresAt, memoryBytes, pidsLimit, ...userIds, ...projectInfo },
       {
         engine: this.engine,
         logs: this.logs,
@@ -258,18 +274,18 @@ export class SandboxManager {
         files: c.files,
         // A read-only root has no writable layer to grow: nothing to measure (its tmpfs mounts have their own size).
         disk: { limitBytes: c.limits.disk, measured: this.diskEnforcement !== 'engine' && !readOnlyRoot },
-        onStopped: (s) => {
-          this.forget(s.id);
-          if (project) this.releasePlaceholders(project.placeholders);
-        },
-        ...(projectBefore ? { projectBefore } : {}),
+        onStopped: (s) => this.forget(s.id),
+        ...(project?.overlay ? { overlay: { dir: project.overlay.dir, upper: project.overlay.upper } } : {}),
       },
     );
     this.live.set(id, sandbox);
     this.unregister ??= registerExitCleanup({
       removeAllSync: () => {
         const ids = [...this.live.keys()];
-        if (ids.length) this.engine.removeContainersSync(ids, 10_000);
+        const left = new Set(ids.length ? this.engine.removeContainersSync(ids, 10_000) : []);
+        // The removed ones' overlays are applied or thrown away now, synchronously; one whose
+        // container could not be removed is left on disk for the sweep (it may still write there).
+        for (const s of this.live.values()) if (!left.has(s.id)) s.settleOverlaySync();
         this.live.clear();
       },
       removeAll: () => this.stopAll(),
@@ -278,7 +294,11 @@ export class SandboxManager {
       await this.engine.startContainer(id);
       abortCheck();
       await verifyMounts(sandbox, identities);
-      await projectBefore;
+      if (project?.overlay) {
+        const lease = new Lease(project.overlay.lease, this.leaseSeconds);
+        this.leases.set(id, lease);
+        await lease.start(this.engine, id);
+      }
       this.armExpiry(sandbox);
     } catch (e) {
       await sandbox.stop().catch((stopError: unknown) => swallowed('removing a container that did not start', stopError));
@@ -308,6 +328,8 @@ export class SandboxManager {
 
   private forget(id: string): void {
     this.live.delete(id);
+    this.leases.get(id)?.stop();
+    this.leases.delete(id);
     clearTimeout(this.expiries.get(id));
     this.expiries.delete(id);
   }
@@ -347,30 +369,21 @@ export class SandboxManager {
    * the log folder is inside the project (policy: the log folder is never in a writable mount).
    * @throws SandboxError POLICY_VIOLATION
    */
-  private projectBinds(requested: ProjectMount, mounts: ReadonlyArray<{ containerPath: string }>): ProjectBinds | undefined {
+  private projectBinds(mount: ProjectMount, mounts: ReadonlyArray<{ containerPath: string }>, name: string): ProjectBinds | undefined {
     const c = this.config;
-    const mount = checkProjectMount(requested, c.project.mount);
     if (mount === 'none') return undefined;
+    // Checked as the writable mount it amounts to (the log folder may not be inside a project the container changes).
+    const writable = mount === 'rw';
     const [checked] = checkMounts(
-      [{ hostPath: c.projectRoot, containerPath: c.workdir, writable: mount === 'rw' }],
-      [{ hostPath: c.projectRoot, writable: mount === 'rw' }],
+      [{ hostPath: c.projectRoot, containerPath: c.workdir, writable }],
+      [{ hostPath: c.projectRoot, writable }],
       { ...this.engineSocket(), logsDir: this.logs.rootDir },
     );
     if (!checked) throw new SandboxError('INVALID_ARGUMENT', 'The project could not be checked for mounting.');
     if (mounts.some((m) => isWithin(m.containerPath, c.workdir) || isWithin(c.workdir, m.containerPath)))
       throw new SandboxError('INVALID_ARGUMENT', `A mount at or around ${c.workdir} cannot go with the project, which is mounted there.`);
-    return projectBinds(checked.hostPath, c.workdir, mount, this.logs.rootDir);
-  }
-
-  /** The placeholders of a container that is gone; each is removed when no live container of ours still has it. */
-  private releasePlaceholders(placeholders: readonly string[]): void {
-    const free = placeholders.filter((p) => {
-      const n = (this.placeholderUsers.get(p) ?? 1) - 1;
-      if (n > 0) this.placeholderUsers.set(p, n);
-      else this.placeholderUsers.delete(p);
-      return n <= 0;
-    });
-    removePlaceholders(free);
+    const owner = currentOwner();
+    return projectBinds(checked.hostPath, c.workdir, mount, this.logs.rootDir, { name, owner: `${owner.host}:${owner.pid}` });
   }
 
   /** Stops every live sandbox of this manager. */
@@ -391,8 +404,10 @@ export class SandboxManager {
   }
 
   /** The start-up sweep, by hand. */
-  sweep(options: { all?: boolean; dryRun?: boolean } = {}): Promise<SweepReport> {
-    return sweepContainers(this.engine, { ...options, keep: new Set(this.live.keys()) });
+  async sweep(options: { all?: boolean; dryRun?: boolean } = {}): Promise<SweepReport> {
+    const report = await sweepContainers(this.engine, { ...options, keep: new Set(this.live.keys()) });
+    if (!options.dryRun) report.overlays = await settleOrphanOverlays(this.engine, this.logs.rootDir);
+    return report;
   }
 
   private engineSocket(): { engineSocket?: string } {

@@ -18,9 +18,8 @@ import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from './exec-types.js';
 import { type Counters, wrapCommand } from './wrapper-protocol.js';
 import { swallowed } from '../debug.js';
-import { OutsideLinkGuard } from './project-links.js';
-import { posix } from 'node:path';
-import { diffSnapshots, takeSnapshot, type ProjectChanges, type ProjectSnapshot } from './project-changes.js';
+import { ProjectOverlayState } from './project-overlay-state.js';
+import type { ProjectChanges } from './project-changes.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const CANCELED_EXIT_CODE = 137;
@@ -45,8 +44,10 @@ export interface SandboxInfo {
   expiresAt: Date;
   memoryBytes: number;
   pidsLimit: number;
+  /** The container user's numeric ids, when the host chose them (`uid:gid`). */
+  userIds?: { uid: number; gid: number };
   /** The project, when it is mounted: its host folder, where it is in the container, and how. */
-  project?: { hostRoot: string; containerRoot: string; mount: 'ro' | 'rw'; protected: readonly string[] };
+  project?: { hostRoot: string; containerRoot: string; mount: 'ro' | 'scratch' | 'rw' };
 }
 
 interface SandboxDeps {
@@ -57,8 +58,8 @@ interface SandboxDeps {
   disk: { limitBytes: number; measured: boolean };
   onStopped: (sandbox: Sandbox) => void;
   files: FileLimits;
-  /** With a writable project mount: the project as it was before the container started. */
-  projectBefore?: Promise<ProjectSnapshot>;
+  /** With a writable or scratch project: the overlay's folders (project-overlay.ts). */
+  overlay?: { dir: string; upper: string };
 }
 
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
@@ -93,23 +94,18 @@ export class Sandbox implements AsyncDisposable {
 
   private readonly helpers: ContainerHelpers;
   private readonly files: ContainerFiles;
-  /** With a writable project mount: removes links the container plants that lead out of the project (project-links.ts). */
-  private readonly linkGuard: OutsideLinkGuard | undefined;
+  /** With a writable or scratch project: its overlay, applied after each command (rw) or thrown away (scratch). */
+  private readonly overlay: ProjectOverlayState | undefined;
 
   constructor(
     readonly info: Readonly<SandboxInfo>,
     private readonly deps: SandboxDeps,
   ) {
     this.helpers = new ContainerHelpers(deps.engine, info.id);
-    this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files);
+    this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files, info.userIds);
     const project = info.project;
-    if (project?.mount === 'rw' && deps.projectBefore) {
-      this.linkGuard = new OutsideLinkGuard(project.hostRoot, deps.projectBefore, new Set(project.protected), {
-        inContainer: (rels) => this.helpers.removeLinks(rels.map((r) => posix.join(project.containerRoot, r))),
-        containerGone: () => this.removed,
-      });
-      this.linkGuard.watch();
-    }
+    if (project && project.mount !== 'ro' && deps.overlay)
+      this.overlay = new ProjectOverlayState(project.mount, project.hostRoot, project.containerRoot, deps.overlay, this.helpers);
   }
 
   /**
@@ -117,36 +113,49 @@ export class Sandbox implements AsyncDisposable {
    * maxReadLines), with the file's size and line count; a binary file is described, not returned.
    * @throws SandboxError POLICY_VIOLATION (a path or a symlink out of the working folder), FILE_OPERATION_FAILED, INVALID_ARGUMENT
    */
-  readFile(
+  async readFile(
     path: string,
     options: { startLine?: number; endLine?: number; maxBytes?: number; maxLines?: number } = {},
   ): Promise<ReadFileResult> {
     this.checkLive();
+    await this.overlay?.beforeUse();
     return this.files.readFile(path, options);
   }
 
   /** A file's exact bytes (up to files.maxWriteBytes). Same path rules as readFile. */
-  readFileBytes(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
+  async readFileBytes(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
     this.checkLive();
+    await this.overlay?.beforeUse();
     return this.files.readFileBytes(path, options);
   }
 
   /** Writes a file (exact bytes; parent folders created). Same path rules as readFile. */
-  writeFile(path: string, content: string | Buffer): Promise<WriteFileResult> {
+  async writeFile(path: string, content: string | Buffer): Promise<WriteFileResult> {
     this.checkLive();
-    return this.files.writeFile(path, content);
+    await this.overlay?.beforeUse();
+    try {
+      return await this.files.writeFile(path, content);
+    } finally {
+      this.overlay?.apply();
+    }
   }
 
   /** Entries of a folder, with type and size, bounded in count and depth. Same path rules as readFile. */
-  listDirectory(path?: string, options: { depth?: number } = {}): Promise<ListDirectoryResult> {
+  async listDirectory(path?: string, options: { depth?: number } = {}): Promise<ListDirectoryResult> {
     this.checkLive();
+    await this.overlay?.beforeUse();
     return this.files.listDirectory(path, options);
   }
 
   /** Replaces exactly one occurrence of `oldText` in a text file. Same path rules as readFile. */
-  editFile(path: string, oldText: string, newText: string): Promise<EditFileResult> {
+  async editFile(path: string, oldText: string, newText: string): Promise<EditFileResult> {
     this.checkLive();
-    return this.files.editFile(path, oldText, newText);
+    await this.overlay?.beforeUse();
+    try {
+      return await this.files.editFile(path, oldText, newText);
+    } finally {
+      this.overlay?.apply();
+    }
   }
 
   private checkLive(): void {
@@ -180,6 +189,8 @@ export class Sandbox implements AsyncDisposable {
     if (options.signal?.aborted)
       throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
 
+    // The host's edits of files the container changed earlier, brought into its view first.
+    await this.overlay?.beforeUse();
     const started = performance.now();
     const capture = new CommandCapture(this.deps.logs, options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd', this.deps.exec);
     // Inherited by everything the command starts, so the kill finds even re-parented daemons.
@@ -219,13 +230,8 @@ export class Sandbox implements AsyncDisposable {
       overlapped: slot.overlapped,
       durationMs: performance.now() - started,
     });
-    if (this.linkGuard) {
-      const removed = await this.linkGuard.sweep().catch((e: unknown) => {
-        swallowed('checking the project for links', e);
-        return [];
-      });
-      if (removed.length) result.removedLinks = removed.map((l) => `${l.path} -> ${l.target}`);
-    }
+    const notApplied = this.overlay?.apply();
+    if (notApplied?.length) result.projectNotApplied = notApplied;
     // No log, no metadata: its path may not be a folder of ours (see LogStore).
     if (!capture.log.error) {
       await this.deps.logs
@@ -442,26 +448,14 @@ export class Sandbox implements AsyncDisposable {
    * With a writable project mount: the project files created, changed or deleted since the
    * container started (capped lists, full counts). Undefined without one.
    */
-  async projectChanges(): Promise<ProjectChanges | undefined> {
-    const project = this.info.project;
-    if (!project || project.mount !== 'rw' || !this.deps.projectBefore) return undefined;
-    const before = await this.deps.projectBefore;
-    await this.linkGuard?.sweep();
-    const changes = diffSnapshots(before, await takeSnapshot(project.hostRoot, new Set(project.protected)));
-    const removed = this.linkGuard?.removed ?? [];
-    const stuck = [...(this.linkGuard?.stuck ?? [])];
-    const lines = [
-      ...stuck.map(
-        ([path, target]) =>
-          `${path} -> ${target}: a link the container made to a host path outside the project, which could NOT be removed: remove it before GenAIcode or an editor reads the project`,
-      ),
-      ...removed.map(
-        (l) =>
-          `${l.path} -> ${l.target}: a link the container made to a host path outside the project; removed (GenAIcode would have read through it)`,
-      ),
-    ];
-    if (lines.length === 0) return changes;
-    return { ...changes, warnings: [...lines.slice(0, 10), ...(changes.warnings ?? [])] };
+  projectChanges(): Promise<ProjectChanges | undefined> {
+    if (this.overlay && !this.stopped) this.overlay.apply();
+    return Promise.resolve(this.overlay?.changes());
+  }
+
+  /** After the container is gone: the overlay applied (rw) or thrown away (scratch), synchronously (the exit hook). */
+  settleOverlaySync(): void {
+    this.overlay?.settle();
   }
 
   /**
@@ -478,9 +472,10 @@ export class Sandbox implements AsyncDisposable {
         } catch (e) {
           swallowed(`stopping ${this.info.name} (removing it by force instead)`, e);
         }
-        this.linkGuard?.close();
         if (existed) await this.deps.engine.removeContainer(this.id, true);
         this.removed = true;
+        // Nothing can write the upper folder any more: its last changes are applied now.
+        this.overlay?.settle();
         this.deps.onStopped(this);
       } catch (e) {
         this.stopping = undefined; // let a later stop() try again (the exit hook still tracks it)

@@ -36,6 +36,20 @@ export interface SweepReport {
   removed: SweptContainer[];
   kept: Array<{ id: string; name: string; owner: string; why: string }>;
   failed: Array<{ id: string; error: string }>;
+  /** Project overlays whose container ended without its owner (lease run out, owner killed): applied or thrown away. */
+  overlays?: SettledOverlay[];
+}
+
+export interface SettledOverlay {
+  container: string;
+  projectRoot: string;
+  mode: 'rw' | 'scratch';
+  /** Changes applied to the project (rw). */
+  applied: number;
+  /** Held back, by path, with where the container's versions were kept. */
+  held: string[];
+  heldCopies?: string;
+  refused: string[];
 }
 
 function processAlive(pid: number): boolean {

@@ -35,6 +35,8 @@ export const KILL_TREE_SCRIPT = containerScript('kill-tree');
 export const MOUNTINFO_SCRIPT = containerScript('mountinfo');
 /** Runs a snippet from stdin, killing what earlier ones left running: `sh -c RUN_CODE_SCRIPT run-code <python|bash>` (code/code-executor.ts). */
 export const RUN_CODE_SCRIPT = containerScript('run-code');
+/** Ends the container when its owner stops renewing its lease: `sh -c LEASE_WATCH_SCRIPT lease <file> <seconds> <every>`. */
+export const LEASE_WATCH_SCRIPT = containerScript('lease-watch');
 /** File operations inside the working folder, checked against the real file system (sandbox/container-files.ts). */
 export const FILE_OP_SCRIPT = containerScript('file-op');
 /** Prints the counters as a trailer on stdout. */

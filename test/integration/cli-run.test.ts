@@ -4,7 +4,7 @@
  * `demo`, the README's main job.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CLI, requireBuiltPackage } from '../support/built-package.js';
@@ -182,3 +182,29 @@ test("demo, the README's main job: four commands as the model sees them, all as 
   expect(name).toBeDefined();
   expect((await listManaged()).map((c) => c.name)).not.toContain(name);
 }, 150_000);
+
+test('run --project: scratch lets the command write and leaves the project as it was; rw applies; more than project.mount is refused', () => {
+  const project = tempDir('gcd-cli-project-');
+  writeFileSync(join(project, 'app.py'), 'print(1)\n');
+  if (process.getuid?.() === 0) {
+    chownSync(project, 1000, 1000);
+    chownSync(join(project, 'app.py'), 1000, 1000);
+  }
+  const image = ['--image', 'genaicode-docker/sandbox-python:latest'];
+  const scratch = runCli(['run', ...image, '--project', 'scratch', '--', 'mkdir -p .cache && echo c > .cache/x && cat app.py'], project, {
+    GENAICODE_DOCKER_PROJECT_MOUNT: 'scratch',
+  });
+  expect(scratch).toMatchObject({ status: 0, stdout: expect.stringContaining('print(1)') });
+  expect(existsSync(join(project, '.cache'))).toBe(false);
+  const refused = runCli(['run', ...image, '--project', 'rw', '--', 'true'], project, { GENAICODE_DOCKER_PROJECT_MOUNT: 'scratch' });
+  expect(refused.status).toBe(125);
+  expect(refused.stderr).toContain('project.mount allows at most scratch');
+  const rw = runCli(['run', ...image, '--project', 'rw', '--', 'echo made > made.txt; ln -s /etc/passwd p'], project, {
+    GENAICODE_DOCKER_PROJECT_MOUNT: 'rw',
+  });
+  expect(rw.status).toBe(0);
+  expect(rw.stderr).toMatch(/project: 1 created/);
+  expect(rw.stderr).toMatch(/warning: p: an absolute link/);
+  expect(readFileSync(join(project, 'made.txt'), 'utf8')).toBe('made\n');
+  expect(existsSync(join(project, 'p'))).toBe(false);
+}, 90_000);

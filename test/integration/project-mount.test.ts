@@ -3,7 +3,7 @@
  * container writes, the paths a writable mount keeps read-only (tried as an attacker
  * would, several ways each), the list of changes, and the limits of what may be asked.
  */
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LABEL, loadConfig, SandboxError, type Config, type ConfigInput } from '../../src/index.js';
 import type { Sandbox } from '../../src/sandbox/sandbox.js';
@@ -105,85 +105,7 @@ describe('a writable project mount', () => {
     expect(readFileSync(join(root, 'made.txt'), 'utf8')).toBe('new\n');
   });
 
-  test.concurrent('.git cannot be changed: hooks, config, removal, renaming, replacing', async () => {
-    const root = project();
-    const before = readFileSync(join(root, '.git', 'config'), 'utf8');
-    await inProject(root, 'rw', async (s) => {
-      for (const cmd of [
-        'printf "#!/bin/sh\\ntouch /tmp/pwned\\n" > .git/hooks/pre-commit',
-        'printf "[core]\\n\\tfsmonitor = touch /tmp/pwned\\n" >> .git/config',
-        'rm -rf .git',
-        'mv .git .git-old',
-        'rm -f .git/HEAD',
-        'chmod 777 .git',
-        'ln -sfn /tmp .git/hooks',
-        "python3 -c \"import os; os.rename('.git', 'g')\"",
-      ]) {
-        const r = await run(s, cmd);
-        expect({ cmd, exitCode: r.exitCode }).not.toEqual({ cmd, exitCode: 0 });
-      }
-    });
-    expect(readFileSync(join(root, '.git', 'config'), 'utf8')).toBe(before);
-    expect(readdirSync(join(root, '.git', 'hooks'))).toEqual([]);
-    expect(readdirSync(join(root, '.git')).sort()).toEqual(['HEAD', 'config', 'hooks']);
-  });
-
-  test.concurrent('.genaicoderc and an existing .genaicode-docker.json cannot be changed, removed or replaced', async () => {
-    const root = project({ projectFile: true });
-    await inProject(root, 'rw', async (s) => {
-      for (const cmd of [
-        'echo \'{"plugins":["evil.js"]}\' > .genaicoderc',
-        'rm -f .genaicoderc',
-        'mv .genaicoderc x',
-        'echo \'{"limits":{"pids":65536}}\' > .genaicode-docker.json',
-        'rm -f .genaicode-docker.json',
-        'ln -sf /etc/passwd .genaicoderc',
-        'truncate -s 0 .genaicode-docker.json',
-      ]) {
-        const r = await run(s, cmd);
-        expect({ cmd, exitCode: r.exitCode }).not.toEqual({ cmd, exitCode: 0 });
-      }
-    });
-    expect(readFileSync(join(root, '.genaicoderc'), 'utf8')).toBe(JSON.stringify({ rootDir: '.' }));
-    expect(readFileSync(join(root, '.genaicode-docker.json'), 'utf8')).toBe('{"limits":{"pids":128}}');
-  });
-
-  test.concurrent(
-    'absent protected names cannot be created (a .git with a fsmonitor, a project config file), and are absent again after',
-    async () => {
-      const root = project({ git: false });
-      await inProject(root, 'rw', async (s) => {
-        for (const cmd of [
-          'mkdir -p .git/hooks',
-          'git init -q . 2>&1 || mkdir .git/x',
-          'echo "{}" > .genaicode-docker.json',
-          'mkdir .genaicode-docker.json/x',
-          'rmdir .git',
-          'ln -s /tmp .genaicode-docker.json/link',
-        ]) {
-          const r = await run(s, cmd);
-          expect({ cmd, exitCode: r.exitCode }).not.toEqual({ cmd, exitCode: 0 });
-        }
-      });
-      expect(existsSync(join(root, '.git'))).toBe(false);
-      expect(existsSync(join(root, '.genaicode-docker.json'))).toBe(false);
-    },
-  );
-
-  test.concurrent('a protected name that is a link is refused before anything starts', async () => {
-    for (const [name, target] of [
-      ['.git', '/etc'],
-      ['.genaicode-docker.json', '/tmp/elsewhere.json'],
-    ] as const) {
-      const root = project({ git: false });
-      symlinkSync(target, join(root, name));
-      const e = await startError(root, 'rw');
-      expect(e.code).toBe('POLICY_VIOLATION');
-      expect(e.message).toContain(`${name} is a link`);
-    }
-  });
-
-  test.concurrent('the change list: created, changed, deleted, and a warning for a git folder made anywhere', async () => {
+  test.concurrent('the change list: created, changed, deleted; a git folder made anywhere held back', async () => {
     const root = project();
     await withManager(
       async (manager) => {
@@ -196,39 +118,17 @@ describe('a writable project mount', () => {
         await s.stop();
         const changes = await s.projectChanges();
         expect(changes).toMatchObject({
-          created: ['new.py', 'vendor/', 'vendor/lib/', 'vendor/lib/.git/', 'vendor/lib/.git/config'],
+          created: ['new.py', 'vendor/', 'vendor/lib/'],
           changed: ['src/app.py'],
           deleted: ['README.md'],
-          counts: { created: 5, changed: 1, deleted: 1 },
+          counts: { created: 3, changed: 1, deleted: 1 },
         });
-        expect(changes?.warnings?.[0]).toMatch(/^vendor\/lib\/\.git: a git folder the container made or changed/);
+        // A git folder made anywhere is not applied: git runs what its config names.
+        expect(changes?.warnings?.[0]).toMatch(/^vendor\/lib\/\.git: changed in the container but NOT applied/);
       },
       { config: configFor(root) },
     );
   });
-
-  test.concurrent(
-    'files the host runs (npm scripts, lint configs, hooks, editor tasks) changed by the container are named in the warnings',
-    async () => {
-      const root = project();
-      writeFileSync(join(root, 'package.json'), '{"scripts":{"lint":"eslint ."}}');
-      if (isRoot) chownTree(root);
-      await withManager(
-        async (manager) => {
-          const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
-          const r = await run(
-            s,
-            'echo \'{"scripts":{"lint":"id > /tmp/pwned"}}\' > package.json; echo "module.exports = {}" > eslint.config.js; mkdir -p .husky .vscode; echo x > .husky/pre-commit; echo "{}" > .vscode/tasks.json; echo "import os" > conftest.py',
-          );
-          expect(r.exitCode).toBe(0);
-          const warnings = (await s.projectChanges())?.warnings?.join('\n') ?? '';
-          for (const p of ['package.json', 'eslint.config.js', '.husky/pre-commit', '.vscode/tasks.json', 'conftest.py'])
-            expect(warnings).toContain(`${p}: a file the host runs`);
-        },
-        { config: configFor(root) },
-      );
-    },
-  );
 
   test.concurrent('content rewritten with its old size and modification time is still listed as changed', async () => {
     const root = project();
@@ -261,117 +161,6 @@ describe('a writable project mount', () => {
     const e = await startError(root, 'rw');
     expect(e.code).toBe('POLICY_VIOLATION');
     expect(e.message).toContain('root');
-  });
-});
-
-describe('links a container plants in a writable project (GenAIcode and editors follow them on the host)', () => {
-  test.concurrent(
-    'links to host secrets, home folders and system folders are removed after the command, and the answer says so',
-    async () => {
-      const root = project();
-      const secret = join(tempDir('gcd-host-secret-'), 'id_rsa.md');
-      writeFileSync(secret, 'PRIVATE KEY');
-      await inProject(root, 'rw', async (s) => {
-        const r = await s.exec(
-          `ln -s ${secret} notes.md; ln -s /root docs; mkdir -p deep/er && ln -s ../../../../../../etc/passwd deep/er/p.md; ln -s /etc etc-link; ln -s ${dirname(secret)} sub`,
-        );
-        expect(r.exitCode).toBe(0);
-        expect(r.removedLinks?.sort()).toEqual(
-          [
-            `notes.md -> ${secret}`,
-            'docs -> /root',
-            'deep/er/p.md -> ../../../../../../etc/passwd',
-            'etc-link -> /etc',
-            `sub -> ${dirname(secret)}`,
-          ].sort(),
-        );
-        for (const p of ['notes.md', 'docs', 'deep/er/p.md', 'etc-link', 'sub']) expect(existsSync(join(root, p))).toBe(false);
-        expect((await s.projectChanges())?.warnings?.join('\n')).toContain('notes.md -> ');
-      });
-    },
-  );
-
-  test.concurrent(
-    'links inside the project, links that lead nowhere on the host, and a venv-style link to a system program stay',
-    async () => {
-      const root = project();
-      await inProject(root, 'rw', async (s) => {
-        const r = await s.exec(
-          'ln -s src/app.py main.py; ln -s /workspace/src abs-src; ln -s /no/such/host/path dangling; ln -s /usr/bin/env env-link',
-        );
-        expect(r.exitCode).toBe(0);
-        expect(r.removedLinks).toBeUndefined();
-      });
-      for (const p of ['main.py', 'abs-src', 'dangling', 'env-link']) expect(lstatSync(join(root, p)).isSymbolicLink()).toBe(true);
-    },
-  );
-
-  test.concurrent('a link is removed while the command that made it still runs (the watch), before any answer', async () => {
-    const root = project();
-    await withManager(
-      async (manager) => {
-        const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
-        const running = s.exec('ln -s /root later.md; touch made; sleep 4; test -L later.md && echo STILL-THERE || echo GONE', {
-          timeoutMs: 20_000,
-        });
-        const deadline = Date.now() + 3000;
-        while (!existsSync(join(root, 'made')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-        expect(existsSync(join(root, 'made'))).toBe(true);
-        await new Promise((r) => setTimeout(r, 1000));
-        // Seen from the host while the command sleeps.
-        expect(lstatSync(join(root, 'later.md'), { throwIfNoEntry: false })).toBeUndefined();
-        const r = await running;
-        expect(r.stdout.trim()).toBe('GONE');
-        expect(r.removedLinks).toEqual(['later.md -> /root']);
-        await s.stop();
-        expect((await s.projectChanges())?.warnings?.join('\n')).toContain('later.md -> /root');
-      },
-      { config: configFor(root) },
-    );
-  });
-
-  test.concurrent('a link in a folder the command made read-only is removed all the same', async () => {
-    const root = project();
-    await inProject(root, 'rw', async (s) => {
-      const r = await s.exec('mkdir d && ln -s /etc/shadow d/leak && ln -s /root d/home && chmod 555 d');
-      expect(r.exitCode).toBe(0);
-      expect(r.removedLinks?.sort()).toEqual(['d/home -> /root', 'd/leak -> /etc/shadow']);
-    });
-    expect(readdirSync(join(root, 'd'))).toEqual([]);
-  });
-
-  test.concurrent(
-    'a flood of links and renames does not hold up the command, the answer or the stop',
-    async () => {
-      const root = project();
-      await withManager(
-        async (manager) => {
-          const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
-          const flood =
-            'import os, time\nend = time.time() + 3\nn = 0\nwhile time.time() < end:\n    p = f"f{n % 50}"\n    try:\n        os.symlink("/etc", p)\n        os.rename(p, p + "x")\n        os.unlink(p + "x")\n    except OSError:\n        pass\n    n += 1\nprint(n)\n';
-          const started = Date.now();
-          const r = await s.exec(['python3', '-c', flood], { timeoutMs: 30_000 });
-          expect(r.exitCode).toBe(0);
-          expect(Number(r.stdout.trim())).toBeGreaterThan(100);
-          expect(Date.now() - started).toBeLessThan(15_000);
-          const stopAt = Date.now();
-          await s.stop();
-          expect(Date.now() - stopAt).toBeLessThan(10_000);
-          expect(readdirSync(root).filter((n) => /^f\d+x?$/.test(n))).toEqual([]);
-        },
-        { config: configFor(root) },
-      );
-    },
-    60_000,
-  );
-
-  test.concurrent("the user's own links that lead out are left alone", async () => {
-    const root = project();
-    symlinkSync('/etc', join(root, 'users-link'));
-    await inProject(root, 'rw', async (s) => {
-      expect((await s.exec('true')).removedLinks).toBeUndefined();
-    });
-    expect(lstatSync(join(root, 'users-link')).isSymbolicLink()).toBe(true);
   });
 });
 
@@ -466,8 +255,8 @@ describe("the seed's flow in the golden images: a failing test, a fix made on th
         expect(`${second.stdout}${second.stderr}`).toMatch(flow.passed);
         expect(second.exitCode).toBe(0);
         await s.stop();
-        // The host's edit is the project's own change, not the container's doing, but it is in the list all the same.
-        expect((await s.projectChanges())?.changed).toContain(flow.fix[0]);
+        // The host's edit is the project's own change, not the container's doing: the list has only the container's.
+        expect((await s.projectChanges())?.changed ?? []).not.toContain(flow.fix[0]);
       },
       { config: configFor(root) },
     );

@@ -148,6 +148,42 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     expect(requests).toEqual(['place 1 .gcd-write-ab12 /workspace/a\\0040b.txt', 'discard 2 .gcd-write-ab12']);
   });
 
+  test("a write's staged copy is owned by the ids the host gave the container, whatever the mover's greeting says", async () => {
+    const { ContainerFiles } = await import('../../src/sandbox/container-files.js');
+    const { extract } = await import('tar-stream');
+    const limits = { maxReadBytes: 1 << 20, maxReadLines: 1000, maxWriteBytes: 1 << 20, maxListEntries: 100, maxListDepth: 3 };
+    for (const [hostIds, owner] of [
+      [
+        { uid: 1000, gid: 1000 },
+        { uid: 1000, gid: 1000 },
+      ],
+      [undefined, { uid: 0, gid: 0 }],
+    ] as const) {
+      // A process of the container user forged the greeting: it names root.
+      const { engine: base } = moverEngine(() => '0\u0000new=1', { greet: '0 0' });
+      const headers: Array<Record<string, unknown>> = [];
+      const engine = Object.assign(Object.create(base) as ContainerEngine, {
+        statPath: async () => ({ type: 'dir' as const, size: 0 }),
+        extractArchive: async (_id: string, _path: string, archive: Buffer | AsyncIterable<Buffer>) => {
+          const ex = extract();
+          ex.on('entry', (h, stream, next) => {
+            headers.push({ ...h });
+            stream.resume();
+            stream.on('end', () => next());
+          });
+          const done = new Promise<void>((r) => ex.on('finish', () => r()));
+          const chunks: Buffer[] = [];
+          for await (const chunk of archive as AsyncIterable<Buffer>) chunks.push(chunk);
+          ex.end(Buffer.concat(chunks));
+          await done;
+        },
+      });
+      const files = new ContainerFiles(engine, 'c1', '/workspace', limits, hostIds);
+      await files.writeFile('a.txt', 'x');
+      expect(headers[0]).toMatchObject(owner);
+    }
+  });
+
   test('ended before answering: the request goes once more to a new mover', async () => {
     const { engine, execs, requests } = moverEngine((n) => (n === 1 ? 'end' : '0\u0000new=0'));
     const mover = new FileMover(engine, 'c1', '/workspace');

@@ -262,21 +262,18 @@ describe('the project mount and the conversation (seed 004)', () => {
     expect(userText).toContain('with the project read-only at /workspace');
   });
 
-  test('project rw: the protected names are read-only binds, and the user is told the mount is writable', async () => {
+  test('project rw: an overlay of the project (never a writable bind), and the user is told the mount is writable', async () => {
     const logs = tempDir('gcd-other-logs-');
     const { act, engine, host, project } = setup({ config: { project: { mount: 'rw' }, logs: { dir: logs }, user: '1000:1000' } });
     mkdirSync(join(project, '.git'));
     const { answer } = await act('startContainer', [[{ name: 'startContainer', args: { image: 'alpine:3.20', project: 'rw' } }]]);
-    expect(host.confirmations[0]?.prompt).toContain('mounted WRITABLE (.git and config files read-only)');
-    const [spec] = engine.callsOf('createContainer').map(([s]) => s);
-    expect(spec?.binds).toEqual(
-      expect.arrayContaining([
-        { hostPath: project, containerPath: '/workspace', readOnly: false },
-        { hostPath: join(project, '.git'), containerPath: '/workspace/.git', readOnly: true },
-        { hostPath: join(project, '.genaicoderc'), containerPath: '/workspace/.genaicoderc', readOnly: true },
-        expect.objectContaining({ containerPath: '/workspace/.genaicode-docker.json', readOnly: true }),
-      ]),
+    expect(host.confirmations[0]?.prompt).toContain(
+      'mounted WRITABLE (changes applied after each command, checked; files the host runs held back)',
     );
+    const [spec] = engine.callsOf('createContainer').map(([s]) => s);
+    // The project is no bind: only the lease file, read-only, outside the working folder.
+    expect(spec?.binds).toEqual([expect.objectContaining({ containerPath: '/.genaicode-docker-lease', readOnly: true })]);
+    expect(spec?.overlayVolumes).toEqual([expect.objectContaining({ containerPath: '/workspace', lowerDir: project })]);
     expect(answer).toMatchObject({ project: 'writable at /workspace' });
   });
 

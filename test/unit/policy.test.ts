@@ -248,19 +248,28 @@ describe('checkConfigInvariants', () => {
 });
 
 describe('projectBinds (the project mount)', () => {
-  test('the plugin installed in the project: its top folder (node_modules) is bound read-only, not its own folder, which could be renamed away', async () => {
+  test('rw and scratch mount an overlay of the project whose upper folder is ours, outside it; ro binds it read-only; the plugin folder itself is refused', async () => {
     const { projectBinds } = await import('../../src/sandbox/project-mount.js');
-    const { mkdtempSync, mkdirSync } = await import('node:fs');
+    const { mkdtempSync, mkdirSync, existsSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const root = mkdtempSync(join(tmpdir(), 'gcd-binds-'));
-    mkdirSync(join(root, '.git'));
+    const state = mkdtempSync(join(tmpdir(), 'gcd-state-'));
     const plugin = join(root, 'node_modules', 'genaicode-docker');
     mkdirSync(plugin, { recursive: true });
-    const b = projectBinds(root, '/workspace', 'rw', mkdtempSync(join(tmpdir(), 'gcd-state-')), plugin);
-    expect(b.protected).toContain('node_modules');
-    expect(b.protected).not.toContain('node_modules/genaicode-docker');
-    expect(b.binds).toContainEqual({ hostPath: join(root, 'node_modules'), containerPath: '/workspace/node_modules', readOnly: true });
-    expect(() => projectBinds(plugin, '/workspace', 'rw', root, plugin)).toThrow(/inside the plugin's own folder/);
+    const who = { name: 'c1', owner: 'h:1' };
+    for (const mount of ['rw', 'scratch'] as const) {
+      const b = projectBinds(root, '/workspace', mount, state, who, plugin);
+      expect(b.binds).toEqual([]);
+      expect(b.overlay?.volume).toMatchObject({ containerPath: '/workspace', lowerDir: root });
+      expect(b.overlay?.upper.startsWith(join(state, 'overlays'))).toBe(true);
+      expect(existsSync(b.overlay?.upper ?? '')).toBe(true);
+      expect(b.overlay?.record).toMatchObject({ projectRoot: root, container: 'c1', mode: mount });
+    }
+    expect(projectBinds(root, '/workspace', 'ro', state, who, plugin).binds).toEqual([
+      { hostPath: root, containerPath: '/workspace', readOnly: true },
+    ]);
+    expect(() => projectBinds(plugin, '/workspace', 'rw', state, who, plugin)).toThrow(/inside the plugin's own folder/);
+    expect(() => projectBinds(join(root, 'a,b'), '/workspace', 'scratch', state, who, plugin)).toThrow(/comma/);
   });
 });

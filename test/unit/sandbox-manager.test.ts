@@ -43,6 +43,41 @@ function createdSpec(engine: FakeEngine): ContainerSpec {
 }
 
 describe('SandboxManager.start: checks before any engine call', () => {
+  test("rw and scratch need Docker's local overlay on this machine: Podman and a remote engine are refused with a sentence, no container made", async () => {
+    class PodmanEngine extends FakeEngine {
+      override async info() {
+        return { ...(await super.info()), kind: 'podman' as const };
+      }
+    }
+    const cases = [
+      { why: /not Docker/, engine: new PodmanEngine({ images: [DEFAULT_IMAGE] }) },
+      {
+        why: /remote/,
+        engine: new FakeEngine({
+          images: [DEFAULT_IMAGE],
+          connection: { kind: 'tcp', host: '10.0.0.1', port: 2376, protocol: 'https', endpoint: 'tcp://10.0.0.1:2376' },
+        }),
+      },
+    ];
+    for (const { why, engine } of cases) {
+      for (const project of ['rw', 'scratch'] as const) {
+        const manager = new SandboxManager({
+          config: testConfig({ project: { mount: 'rw' } }),
+          engine,
+          sessionId: SESSION,
+          sweepOnStart: false,
+        });
+        managers.push(manager);
+        const e = await manager.start({ project }).catch((x: unknown) => x);
+        expect(e).toBeInstanceOf(SandboxError);
+        expect((e as SandboxError).code).toBe('POLICY_VIOLATION');
+        expect((e as SandboxError).message).toMatch(why);
+        expect((e as SandboxError).message).toContain("mount it read-only ('ro') instead");
+        expect(engine.callsOf('createContainer')).toEqual([]);
+      }
+    }
+  });
+
   test('IMAGE_NOT_ALLOWED is raised before ANY engine call', async () => {
     const { engine, manager } = setup({ sweepOnStart: true });
     const e = await sandboxError(() => manager.start({ image: 'evil/miner:1' }));

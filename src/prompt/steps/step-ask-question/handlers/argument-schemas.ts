@@ -65,7 +65,7 @@ export const MAX_TASK_DESCRIPTION_CHARS = 20_000;
 export const projectMountArg = z
   .enum(PROJECT_MOUNTS)
   .describe(
-    "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits) or 'rw' (writable; .git and config files stay read-only)",
+    "mount the user's project at the working folder: 'ro' (read-only: run its tests, see the user's edits), 'scratch' (writable, every write thrown away at the end: caches and build output never reach the user's files) or 'rw' (changes applied to the user's files after each command; files the host runs, like .git, package.json and executables, are held back)",
   );
 
 /** The configuration's part of the `project` argument's description. */

@@ -51,7 +51,7 @@ export async function confirmAndStart(
     const mount =
       project === 'none'
         ? 'project not mounted'
-        : `project ${config.projectRoot} mounted ${project === 'rw' ? 'WRITABLE (.git and config files read-only)' : 'read-only'} at ${config.workdir}`;
+        : `project ${config.projectRoot} mounted ${mountDescription(project)} at ${config.workdir}`;
     const limits = `${mount}; memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
     const question = `Start a Docker container from ${image}${request.name ? ` named ${request.name}` : ''} ${request.purpose}? (${limits})`;
     if (!(await host.confirm(question, hostOptions))) {
@@ -73,4 +73,13 @@ export async function confirmAndStart(
   const sandbox = await runtime.manager().start(options);
   if (request.conversation && !request.conversation.keep) runtime.conversations().track(request.conversation.prompt, sandbox, signal);
   return { ok: true, sandbox, choice };
+}
+
+/** How a project mount is named to the user and the model. */
+export function mountDescription(mount: 'ro' | 'scratch' | 'rw'): string {
+  return mount === 'rw'
+    ? 'WRITABLE (changes applied after each command, checked; files the host runs held back)'
+    : mount === 'scratch'
+      ? 'as a scratch copy (writable, every write thrown away at the end)'
+      : 'read-only';
 }

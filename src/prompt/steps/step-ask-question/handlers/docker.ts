@@ -133,11 +133,15 @@ export function createDockerActionHandlers(
       ...(choice.note ? { note: choice.note } : {}),
       expiresAt: sandbox.info.expiresAt.toISOString(),
       lifetime: keep ? 'kept after this conversation, until stopContainer or expiresAt' : 'removed when this conversation ends',
-      ...(mounted ? { project: `${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` } : {}),
+      ...(mounted
+        ? {
+            project: `${mounted.mount === 'rw' ? 'writable' : mounted.mount === 'scratch' ? 'scratch (writes thrown away)' : 'read-only'} at ${mounted.containerRoot}`,
+          }
+        : {}),
     };
     return reply(
       answer,
-      `Started container ${sandbox.name} from ${choice.image}${choice.language ? ` (${choice.language})` : ''}${mounted ? ` with the project ${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` : ''}.${choice.note ? ` Note: ${choice.note}.` : ''}`,
+      `Started container ${sandbox.name} from ${choice.image}${choice.language ? ` (${choice.language})` : ''}${mounted ? ` with the project ${mounted.mount === 'rw' ? 'writable' : mounted.mount === 'scratch' ? 'scratch (writes thrown away)' : 'read-only'} at ${mounted.containerRoot}` : ''}.${choice.note ? ` Note: ${choice.note}.` : ''}`,
     );
   });
 

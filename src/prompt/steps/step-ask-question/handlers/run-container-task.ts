@@ -14,7 +14,7 @@ import {
   projectMountNote,
 } from './argument-schemas.js';
 import { changesLine } from '../../../../sandbox/project-changes.js';
-import { confirmAndStart } from './confirm-and-start.js';
+import { confirmAndStart, mountDescription } from './confirm-and-start.js';
 import { actionListLine, defineActionSpec } from './action-spec.js';
 import { defineAction } from './define-action.js';
 
@@ -76,7 +76,7 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
           commandTimeoutMs: config.exec.timeoutMs,
         },
         log: runtime.manager().logs.create('task'),
-        environment: `image ${image}; working directory ${sandbox.info.workdir}; ${sandbox.info.project ? `the user's project ${sandbox.info.project.mount === 'rw' ? 'writable (.git and config files read-only)' : 'read-only'} at ${sandbox.info.project.containerRoot}` : 'no project mounted'}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
+        environment: `image ${image}; working directory ${sandbox.info.workdir}; ${sandbox.info.project ? `the user's project ${mountDescription(sandbox.info.project.mount).toLowerCase()} at ${sandbox.info.project.containerRoot}` : 'no project mounted'}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
         ...(signal ? { signal } : {}),
         waitIfPaused: props.waitIfPaused,
         onProgress: (p) => {

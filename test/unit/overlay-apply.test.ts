@@ -1,0 +1,205 @@
+/**
+ * Applying an overlay's upper folder to the project, on real folders (no engine): what the
+ * kernel leaves there (files, folders, links, whiteouts, opaque folders, FIFOs) made by hand,
+ * as a hostile container would leave them.
+ */
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { hostRunReason } from '../../src/sandbox/host-run-files.js';
+import { OverlayApplier } from '../../src/sandbox/overlay-apply.js';
+import { linkProblem } from '../../src/sandbox/overlay-fs.js';
+import { tempDir, removeTempDirs } from '../support/temp-dirs.js';
+
+afterAll(() => removeTempDirs());
+
+const isRoot = process.getuid?.() === 0;
+
+function tree(files: Record<string, string>, root = tempDir('gcd-apply-')): string {
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+  return root;
+}
+
+function setup(project: Record<string, string>, upper: Record<string, string> = {}) {
+  const root = tree(project);
+  const up = tree(upper);
+  return { root, up, applier: new OverlayApplier(up, root) };
+}
+
+describe('linkProblem: a link is made in the project only when it stays inside', () => {
+  const root = tempDir('gcd-links-');
+  mkdirSync(join(root, 'src'));
+  test.each([
+    ['main.py', 'src/app.py', undefined],
+    ['a/b/src', '../../src', undefined],
+    ['x', '.', undefined],
+    ['abs', '/etc/passwd', /absolute/],
+    ['abs-ws', '/workspace/src', /absolute/],
+    ['up', '..', /out of the project/],
+    ['deep/er/up', '../../../etc', /out of the project/],
+    ['climb', 'self/../..', /climbs after a name/],
+    ['climb2', 'src/../../x', /climbs after a name/],
+    ['empty', '', /empty/],
+  ])('%s -> %s', (rel, target, problem) => {
+    const found = linkProblem(root, rel, target);
+    if (problem) expect(found).toMatch(problem);
+    else expect(found).toBeUndefined();
+  });
+
+  test('a target that exists and really leads out (through a link of the project) is refused', () => {
+    symlinkSync('/etc', join(root, 'etc-link'));
+    expect(linkProblem(root, 'p', 'etc-link/passwd')).toMatch(/leads out/);
+  });
+});
+
+describe('hostRunReason: files the host runs by itself, at any depth', () => {
+  test.each([
+    '.genaicoderc',
+    'genaicode.config.mjs',
+    'sub/dir/.genaicoderc',
+    'node_modules/.bin/jest',
+    'packages/a/node_modules/x/index.js',
+    '.venv/bin/python',
+    'tests/deep/conftest.py',
+    'ws/pkg/package.json',
+    'a/.envrc',
+    'pom.xml',
+    'mod/build.gradle.kts',
+    '.cargo/config.toml',
+    'pytest.ini',
+    '.pylintrc',
+    '.mise.toml',
+    '.devcontainer/devcontainer.json',
+    '.git/hooks/pre-commit',
+    'vite.config.ts',
+    '.eslintrc.json',
+    'lib/site.pth',
+  ])('%s', (p) => expect(hostRunReason(p)).toBeDefined());
+
+  test.each(['src/app.py', 'README.md', 'build/out.txt', 'docs/config.md', '.pytest_cache/v/cache/nodeids'])('not %s', (p) =>
+    expect(hostRunReason(p, 0o100644)).toBeUndefined(),
+  );
+
+  test('an executable file, anywhere', () => {
+    expect(hostRunReason('bin/tool', 0o100755)).toBe('an executable file');
+    expect(hostRunReason('bin/tool', 0o100644)).toBeUndefined();
+  });
+});
+
+describe('OverlayApplier', () => {
+  test('files and folders: created and changed, modes masked, set-id bits dropped and said; a second apply does nothing', () => {
+    const { root, up, applier } = setup({ 'src/app.py': 'v1\n' }, { 'src/app.py': 'v2\n', 'new/deep/f.txt': 'f\n', tool: 'x' });
+    chmodSync(join(up, 'tool'), 0o6644);
+    const r = applier.apply();
+    expect(r.created.sort()).toEqual(['new/', 'new/deep/', 'new/deep/f.txt', 'tool']);
+    expect(r.changed).toEqual(['src/app.py']);
+    expect(r.setIdDropped).toEqual(['tool']);
+    expect(readFileSync(join(root, 'src/app.py'), 'utf8')).toBe('v2\n');
+    expect(statSync(join(root, 'tool')).mode & 0o7777).toBe(0o644);
+    // No temporary file is left beside the targets.
+    expect(readdirSync(join(root, 'src'))).toEqual(['app.py']);
+    const again = applier.apply();
+    expect([...again.created, ...again.changed, ...again.deleted]).toEqual([]);
+  });
+
+  test('links out of the project, a folder swapped for a link, FIFOs: never made, each named once', () => {
+    const outside = tree({ 'secret.txt': 'S' });
+    const { root, up, applier } = setup({ 'src/a.py': 'a\n', 'lib/x.py': 'x\n' });
+    symlinkSync(join(outside, 'secret.txt'), join(up, 'notes.md'));
+    symlinkSync('../../../../../../etc', join(up, 'up'));
+    // The container replaced the project's folder lib/ by a link to a host folder.
+    symlinkSync(outside, join(up, 'lib'));
+    symlinkSync('src/a.py', join(up, 'main.py'));
+    execFileSync('mkfifo', [join(up, 'pipe.ts')]);
+    const r = applier.apply();
+    expect(r.refused.map((x) => x.path).sort()).toEqual(['lib', 'notes.md', 'pipe.ts', 'up']);
+    expect(r.created).toEqual(['main.py']);
+    expect(readlinkSync(join(root, 'main.py'))).toBe('src/a.py');
+    expect(lstatSync(join(root, 'lib')).isDirectory()).toBe(true);
+    expect(readFileSync(join(root, 'lib/x.py'), 'utf8')).toBe('x\n');
+    for (const p of ['notes.md', 'up', 'pipe.ts']) expect(existsSync(join(root, p))).toBe(false);
+    expect(applier.apply().refused).toEqual([]);
+  });
+
+  test('files the host runs are held (and whole folders of them, unwalked); their container versions can be kept for review', () => {
+    const { root, applier } = setup(
+      { 'package.json': '{}\n' },
+      { 'package.json': '{"scripts":{"test":"id"}}\n', 'sub/conftest.py': 'import os\n', 'node_modules/.bin/x': 'x', 'ok.txt': 'ok' },
+    );
+    const r = applier.apply();
+    expect(r.held.map((h) => h.path).sort()).toEqual(['node_modules', 'package.json', 'sub/conftest.py']);
+    expect(r.created.sort()).toEqual(['ok.txt', 'sub/']);
+    expect(readFileSync(join(root, 'package.json'), 'utf8')).toBe('{}\n');
+    expect(existsSync(join(root, 'node_modules'))).toBe(false);
+    const kept = join(tempDir('gcd-held-'), 'held');
+    expect(applier.saveHeld(kept)).toBe(2);
+    expect(readFileSync(join(kept, 'package.json'), 'utf8')).toBe('{"scripts":{"test":"id"}}\n');
+    expect(statSync(join(kept, 'sub/conftest.py')).mode & 0o777).toBe(0o600);
+  });
+
+  test('an opaque folder (removed and made again) removes what the project had there, once', () => {
+    const { root, up, applier } = setup({ 'lib/a.py': 'a', 'lib/b.py': 'b' }, { 'lib/c.py': 'c' });
+    const xattr = createRequire(import.meta.url)('@napi-rs/xattr') as { setAttributeSync(p: string, n: string, v: string): void };
+    xattr.setAttributeSync(join(up, 'lib'), 'user.overlay.opaque', 'y');
+    const r = applier.apply();
+    expect(r.deleted.sort()).toEqual(['lib/a.py', 'lib/b.py']);
+    expect(readdirSync(join(root, 'lib'))).toEqual(['c.py']);
+    // The host adds a file there later: it is the host's, not one the container hid.
+    writeFileSync(join(root, 'lib/host.py'), 'h');
+    writeFileSync(join(up, 'lib/d.py'), 'd');
+    applier.apply();
+    expect(readdirSync(join(root, 'lib')).sort()).toEqual(['c.py', 'd.py', 'host.py']);
+  });
+
+  test('a whiteout deletes the project entry (a folder too); one on a file the host runs is held', () => {
+    if (!isRoot) return expect(isRoot).toBe(false); // a whiteout is a 0/0 character device: only root makes one
+    const { root, up, applier } = setup({ 'gone.txt': 'g', 'dir/x': 'x', Makefile: 'all:\n' });
+    for (const p of ['gone.txt', 'dir', 'Makefile']) execFileSync('mknod', [join(up, p), 'c', '0', '0']);
+    const r = applier.apply();
+    expect(r.deleted.sort()).toEqual(['dir/', 'gone.txt']);
+    expect(r.held.map((h) => h.path)).toEqual(['Makefile']);
+    expect(readdirSync(root)).toEqual(['Makefile']);
+  });
+
+  test('the host edits a file the container changed: written into the upper copy; changed on both sides: the host version kept', () => {
+    const { root, up, applier } = setup({ 'calc.py': 'v1\n' }, { 'calc.py': 'container\n' });
+    applier.apply();
+    writeFileSync(join(root, 'calc.py'), 'host fix\n');
+    expect(applier.syncHostEdits()).toEqual({ written: ['calc.py'], deletedOnHost: [] });
+    expect(readFileSync(join(up, 'calc.py'), 'utf8')).toBe('host fix\n');
+    expect(applier.apply().changed).toEqual([]);
+    // Both change before the next look: the host's stays, the container's is held.
+    writeFileSync(join(root, 'calc.py'), 'host again\n');
+    writeFileSync(join(up, 'calc.py'), 'container again\n');
+    const r = applier.apply();
+    expect(r.held).toEqual([{ path: 'calc.py', why: expect.stringMatching(/both on the host and in the container/) }]);
+    expect(readFileSync(join(root, 'calc.py'), 'utf8')).toBe('host again\n');
+  });
+
+  test('an upper copy swapped for a link is never written through by the host-edit sync', () => {
+    const outside = tree({ 'victim.txt': 'victim\n' });
+    const { root, up, applier } = setup({ 'a.txt': '1\n' }, { 'a.txt': '2\n' });
+    applier.apply();
+    rmSync(join(up, 'a.txt'));
+    symlinkSync(join(outside, 'victim.txt'), join(up, 'a.txt'));
+    writeFileSync(join(root, 'a.txt'), 'host\n');
+    applier.syncHostEdits();
+    expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('victim\n');
+  });
+});
