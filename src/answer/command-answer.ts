@@ -45,14 +45,16 @@ export interface CommandAnswer {
   reason?: string;
   /** Links the command made in the writable project that led out of it, removed (`path -> target`). */
   removedLinks?: string[];
+  /** What the full log does not hold (its middle dropped at a cap, or stopped for want of disk space). */
+  logCut?: string;
   /** The full log: every byte, stdout and stderr as they came. */
   logPath: string;
 }
 
 /** The flags of a result that are set, and its reason: an answer names only what happened. */
 export function resultFlags(
-  r: Pick<ExecResult, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'removedLinks'>,
-): Pick<CommandAnswer, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'removedLinks'> {
+  r: Pick<ExecResult, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'removedLinks' | 'logCut'>,
+): Pick<CommandAnswer, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'removedLinks' | 'logCut'> {
   return {
     ...(r.timedOut ? { timedOut: true as const } : {}),
     ...(r.canceled ? { canceled: true as const } : {}),
@@ -61,6 +63,7 @@ export function resultFlags(
     ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
     ...(r.reason ? { reason: r.reason } : {}),
     ...(r.removedLinks?.length ? { removedLinks: r.removedLinks.slice(0, 10) } : {}),
+    ...(r.logCut ? { logCut: r.logCut } : {}),
   };
 }
 

@@ -42,6 +42,14 @@ export const BOUNDS = {
   /** A command's stdin (codeExecute's code travels there). */
   stdinBytes: { min: 0, max: 16 * 1024 ** 2 },
   codeTimeoutSeconds: { min: 1, max: 3600 },
+  /** One command's full log (its first and last halves kept): room for any build's output, never a disk. */
+  logCommandBytes: { min: 64 * 1024, max: 64 * 1024 ** 3 },
+  /** Every log of one session together. */
+  logSessionBytes: { min: 1024 ** 2, max: 1024 ** 4 },
+  /** Free disk space under which logs stop growing. */
+  logMinFreeBytes: { min: 0, max: 1024 ** 4 },
+  /** Older sessions' logs together (retention). */
+  logTotalBytes: { min: 1024 ** 2, max: 1024 ** 4 },
 } as const;
 /**
  * Folders a working directory may not be: with a read-only root a tmpfs is mounted on it,
@@ -295,7 +303,16 @@ export const ConfigSchema = z
          */
         dir: z.string().min(1).optional(),
         /** Older sessions' logs are deleted beyond this total. @default 1g */
-        maxTotalBytes: byteSize(1024 ** 2, 1024 ** 4).default('1g'),
+        maxTotalBytes: byteSize(BOUNDS.logTotalBytes.min, BOUNDS.logTotalBytes.max).default('1g'),
+        /**
+         * One command's full log keeps at most this much: its first half and its last half,
+         * with a line in the log (and the answer) saying how many bytes were dropped between. @default 64m
+         */
+        maxCommandBytes: byteSize(BOUNDS.logCommandBytes.min, BOUNDS.logCommandBytes.max).default('64m'),
+        /** All logs of one session (one GenAIcode run) keep at most this much together; later logs keep less, then nothing. @default 1g */
+        maxSessionBytes: byteSize(BOUNDS.logSessionBytes.min, BOUNDS.logSessionBytes.max).default('1g'),
+        /** Logs stop growing while the disk they are on has less free space than this (0: never). @default 1g */
+        minFreeBytes: byteSize(BOUNDS.logMinFreeBytes.min, BOUNDS.logMinFreeBytes.max).default('1g'),
         /** Sessions' logs older than this are deleted. @default 14 */
         maxAgeDays: z.number().min(0).max(3650).default(14),
       })

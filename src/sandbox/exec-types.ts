@@ -45,6 +45,8 @@ export interface ExecResult {
   durationMs: number;
   /** Absolute path of the full log (stdout and stderr bytes, in arrival order). */
   logPath: string;
+  /** The log does not hold every byte (a cap of `logs.*`, or a disk short of space): what it lost, in a sentence. */
+  logCut?: string;
   /** With a writable project mount: links the command made that led out of the project, removed (`path -> target`). */
   removedLinks?: string[];
 }

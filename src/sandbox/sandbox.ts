@@ -392,6 +392,7 @@ export class Sandbox implements AsyncDisposable {
       lines: { stdout: capture.stdout.lines, stderr: capture.stderr.lines },
       durationMs: Math.round(o.durationMs),
       logPath: capture.logPath,
+      ...(capture.log.cutNote ? { logCut: capture.log.cutNote } : {}),
     };
   }
 

@@ -53,7 +53,14 @@ describe('loadConfig: defaults', () => {
     expect(c.mountAllow).toEqual([]);
     expect(c.ttlSeconds).toBe(7200);
     expect(c.exec).toEqual({ timeoutMs: 60_000, maxBytes: 16 * 1024, maxLines: 500 });
-    expect(c.logs).toEqual({ dir: join(homedir(), '.local', 'state', 'genaicode-docker', 'logs'), maxTotalBytes: GiB, maxAgeDays: 14 });
+    expect(c.logs).toEqual({
+      dir: join(homedir(), '.local', 'state', 'genaicode-docker', 'logs'),
+      maxTotalBytes: GiB,
+      maxAgeDays: 14,
+      maxCommandBytes: 64 * 1024 ** 2,
+      maxSessionBytes: GiB,
+      minFreeBytes: GiB,
+    });
     expect(c.allowRootWithWritableMounts).toBe(false);
     expect(c.plugin).toEqual({ confirmStart: true, summaryThresholdBytes: 2048 });
     expect(c.task).toEqual({ maxCommands: 25, budgetMs: 15 * 60_000, network: 'bridge' });
