@@ -261,7 +261,10 @@ export class CodeExecutor {
         `Start a Docker container from ${c.image} to run ${request.language} code from the model? ` +
         `(memory ${Math.round(c.memory / 1024 ** 2)} MiB, ${c.cpus} CPU, network ${c.network}, read-only root` +
         `${c.mounts.length ? `, mounts ${c.mounts.map((m) => `${m.hostPath}:${m.containerPath}:${m.writable ? 'rw' : 'ro'}`).join(' ')}` : ''}` +
-        `${c.keepAlive ? `; kept for up to ${c.maxExecutions} calls or ${c.idleTimeoutMinutes} min idle` : '; removed after the call'})`;
+        `${c.keepAlive ? `; kept for up to ${c.maxExecutions} calls or ${c.idleTimeoutMinutes} min idle` : '; removed after the call'})` +
+        (manager.config.projectChanged
+          ? ` [set by ${manager.config.projectChanged.file}: ${manager.config.projectChanged.settings.join(', ')}]`
+          : '');
       if (!(await request.approveStart(question)))
         throw new SandboxError('USER_DECLINED', `The user declined to start a container from ${c.image} for code.`);
     }

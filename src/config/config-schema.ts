@@ -427,4 +427,6 @@ export type Config = Omit<z.output<typeof ConfigSchema>, 'logs' | 'images'> & {
   projectRoot: string;
   /** Where each value came from, for `doctor`. */
   sources: string[];
+  /** The settings the project's own file lowered (`limits.memory 256 MiB (was 512 MiB)`), named when the user is asked to start a container. */
+  projectChanged?: { file: string; settings: string[] } | undefined;
 };

@@ -69,10 +69,10 @@ describe('loadConfig: defaults', () => {
 
 describe('loadConfig: the config file', () => {
   test('is found next to .genaicoderc, searched up from a nested working folder', () => {
-    const p = project({ limits: { memory: '1g' }, network: 'bridge' });
+    const p = project({ limits: { memory: '256m' }, network: 'bridge' });
     const c = loadConfig({ cwd: p.nested, env: {} });
     expect(c.projectRoot).toBe(p.root);
-    expect(c.limits.memory).toBe(GiB);
+    expect(c.limits.memory).toBe(256 * MiB);
     expect(c.network).toBe('bridge');
     expect(c.sources).toEqual(['defaults', p.file]);
   });
@@ -159,7 +159,7 @@ describe('loadConfig: environment', () => {
 describe('loadConfig: precedence defaults < file < env < overrides', () => {
   test('each value comes from the latest source that sets it; objects merge, arrays replace', () => {
     const p = project({
-      limits: { memory: '1g', cpus: 2, pids: 100 },
+      limits: { memory: '256m', cpus: 0.5, pids: 100 },
       exec: { timeoutMs: 5000 },
       images: { allow: ['python:3*', 'node:*'] },
       workdir: '/src',
@@ -174,7 +174,7 @@ describe('loadConfig: precedence defaults < file < env < overrides', () => {
       },
       overrides: { limits: { pids: 300 } },
     });
-    expect(c.limits).toEqual({ memory: GiB, cpus: 3, pids: 300, disk: 2 * GiB });
+    expect(c.limits).toEqual({ memory: 256 * MiB, cpus: 3, pids: 300, disk: 2 * GiB });
     expect(c.exec).toEqual({ timeoutMs: 5000, maxBytes: 4096, maxLines: 500 });
     expect(c.images.allow).toEqual(['c:*']);
     expect(c.workdir).toBe('/src');

@@ -53,7 +53,7 @@ export async function confirmAndStart(
         ? 'project not mounted'
         : `project ${config.projectRoot} mounted ${project === 'rw' ? 'WRITABLE (.git and config files read-only)' : 'read-only'} at ${config.workdir}`;
     const limits = `${mount}; memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
-    const question = `Start a Docker container from ${image}${request.name ? ` named ${request.name}` : ''} ${request.purpose}? (${limits})`;
+    const question = `Start a Docker container from ${image}${request.name ? ` named ${request.name}` : ''} ${request.purpose}? (${limits})${projectChangedText(config)}`;
     if (!(await host.confirm(question, hostOptions))) {
       return { ok: false, answer: { error: `The user declined to start a container from ${image}.`, code: 'USER_DECLINED' } };
     }
@@ -73,4 +73,10 @@ export async function confirmAndStart(
   const sandbox = await runtime.manager().start(options);
   if (request.conversation && !request.conversation.keep) runtime.conversations().track(request.conversation.prompt, sandbox, signal);
   return { ok: true, sandbox, choice };
+}
+
+/** The settings the project's own file changed, named in every question that starts a container. */
+export function projectChangedText(config: { projectChanged?: { file: string; settings: string[] } | undefined }): string {
+  const c = config.projectChanged;
+  return c ? ` [set by ${c.file}: ${c.settings.join(', ')}]` : '';
 }
