@@ -135,6 +135,29 @@ export function contradictsExit(summary: string, exitCode: number): boolean {
 }
 
 /**
+ * The first line of the summary of a command that failed, written here from the exit code
+ * and the flags, never by a model: whatever a summary says after it (a model can be talked
+ * into calling anything a success, by the output it reads), the answer leads with the
+ * failure. Undefined for a command that succeeded.
+ */
+export function failureLine(
+  r: Pick<ExecResult, 'exitCode' | 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason'>,
+): string | undefined {
+  if (r.exitCode === 0 && !r.timedOut && !r.canceled && !r.oomKilled && !r.diskLimitHit) return undefined;
+  const killedBy = killedBySignal(r);
+  const parts = [
+    `exit code ${r.exitCode}`,
+    ...(killedBy ? [`killed by ${killedBy.name}`] : []),
+    ...(r.timedOut ? ['timed out'] : []),
+    ...(r.canceled ? ['canceled'] : []),
+    ...(r.oomKilled ? ['killed by the memory limit'] : []),
+    ...(r.diskLimitHit ? ['over the disk limit'] : []),
+    ...(r.pidsLimitHit ? ['hit the process limit'] : []),
+  ];
+  return `FAILED: ${parts.join(', ')}.`;
+}
+
+/**
  * The log holds both streams in arrival order, so a line can reach it with the other
  * stream's bytes inside (`...filler FAILED: 3 tests` when stderr came mid-line): the key
  * lines of the captured streams, which are exact, are kept too, in place of log-only ones
@@ -185,10 +208,13 @@ export async function buildCommandAnswer(
   const output = combinedOutput(r).replace(ANSI_ESCAPE, '');
   const killedBy = killedBySignal(r);
   // Field order is what the model reads first: the exit, then the output, then the details.
+  const failed = failureLine(r);
   const answer = (text: Pick<CommandAnswer, 'output' | 'summary' | 'summaryKind'>, key?: string[]): CommandAnswer => ({
     exitCode: r.exitCode,
     ...signalField(r),
     ...text,
+    // A summary of a failure starts with our line, whoever wrote the rest.
+    ...(text.summary !== undefined && failed ? { summary: `${failed}\n${text.summary}` } : {}),
     ...(key && key.length ? { keyLines: key } : {}),
     ...resultFlags(r),
     logPath: r.logPath,
