@@ -47,7 +47,9 @@ clean() {
 lang=$1
 [ "${2:-}" = clean-first ] && clean
 case "$lang" in
-  python) python3 - ;;
+  # -I: the working folder (where an earlier snippet may have left a json.py) is not on
+  # the import path, nor are PYTHON* variables or the user's site folder read.
+  python) python3 -I - ;;
   bash) bash /dev/fd/3 3<&0 < /dev/null ;;
   *) echo "run-code: unknown language $lang" >&2; exit 125 ;;
 esac

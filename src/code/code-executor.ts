@@ -23,7 +23,8 @@ export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
 
 /**
  * How each language runs (scripts/container/run-code.sh): python3 reads its whole program
- * from stdin before it runs it (`python3 -`: frames say `File "<stdin>"`); bash reads it
+ * from stdin before it runs it (`python3 -I -`: frames say `File "<stdin>"`; isolated, so a
+ * module a snippet left in the working folder never shadows one imported later); bash reads it
  * from fd 3, with an empty stdin of its own. After it (and before it, after a call cut short), whatever a snippet
  * left running is killed.
  */
