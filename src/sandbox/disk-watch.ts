@@ -6,7 +6,7 @@ const ACTIVE_CHECK_MS = 1000;
 /** The shortest: a layer growing fast is looked at again before it could pass the limit. */
 const MIN_CHECK_MS = 200;
 /** Between commands, a layer that does not grow is looked at less and less often, up to this. */
-const IDLE_CHECK_MS = 5000;
+const IDLE_CHECK_MS = 2000;
 /** A look costs the engine a walk of the writable layer: at most a tenth of its time goes to them. */
 const COST_SHARE = 10;
 
@@ -26,7 +26,7 @@ export interface DiskNotice {
  *
  * How often: every second while a command runs; as soon as a growing layer could pass the
  * limit at the rate it grew (never sooner than 200 ms); between commands, a layer that does
- * not grow is looked at less often, up to every 5 s; and never more often than ten times
+ * not grow is looked at less often, up to every 2 s; and never more often than ten times
  * the time a look takes (a layer of many files costs the engine a walk of them).
  */
 export class DiskWatch {
@@ -78,9 +78,19 @@ export class DiskWatch {
     return n;
   }
 
-  /** The layer's size now (one look, outside the schedule). */
-  measure(): Promise<number | undefined> {
-    return this.engine.diskUsage(this.containerId);
+  /**
+   * The layer's size now, outside the schedule (a command's end): it counts as a look, so
+   * commands that follow one another closely cost one look each and no more.
+   */
+  async measure(): Promise<number | undefined> {
+    const began = performance.now();
+    const used = await this.engine.diskUsage(this.containerId);
+    if (used !== undefined && !this.stopped) {
+      // Found by the command's own answer: not told again as a between-commands excess.
+      this.over = used > this.limitBytes;
+      this.schedule(this.next(used, began));
+    }
+    return used;
   }
 
   private schedule(ms: number): void {
@@ -95,31 +105,37 @@ export class DiskWatch {
     const began = performance.now();
     let used: number | undefined;
     try {
-      used = await this.measure();
+      used = await this.engine.diskUsage(this.containerId);
     } catch (e) {
       swallowed('measuring the writable layer', e);
     }
     if (this.stopped) return;
-    const now = performance.now();
-    if (used !== undefined) this.act(used);
-    const cost = (now - began) * COST_SHARE;
-    this.schedule(Math.max(cost, this.nextLookMs(used, now)));
+    const grew = used !== undefined && (this.last === undefined || used > this.last.used);
+    const delay = this.next(used, began);
+    if (used !== undefined) this.act(used, grew);
+    this.schedule(delay);
   }
 
-  private act(used: number): void {
-    const grew = this.last === undefined || used > this.last.used;
+  /** When to look next, after a look that began at `began`; the look is remembered. */
+  private next(used: number | undefined, began: number): number {
+    const now = performance.now();
+    return Math.max((now - began) * COST_SHARE, this.nextLookMs(used, now));
+  }
+
+  private act(used: number, grew: boolean): void {
     if (used <= this.limitBytes) {
       this.over = false;
       return;
     }
+    const first = !this.over;
+    this.over = true;
     if (this.commands.size > 0) {
-      this.over = true;
       // Only while the layer grows: a command that removes files to get under the limit runs to its end.
       if (grew) for (const onOver of this.commands) onOver(used);
       return;
     }
-    if (this.over) return;
-    this.over = true;
+    // Between commands: once when it passes the limit, and again while something still writes.
+    if (!first && !grew) return;
     // Decided and begun in one step: a command that starts now waits for it (`stopping`).
     this.stopping = this.stopWriter().then(
       (killReport) => {

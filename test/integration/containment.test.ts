@@ -205,10 +205,11 @@ describe('the disk limit, on this machine\u2019s storage driver', () => {
           const processes = async () => (await dockerOk(['top', sb.id, '-o', 'pid,args'])).trim().split('\n').slice(1);
           await waitFor('the writer to be stopped', async () => ((await processes()).length === 2 ? true : undefined), 30_000, 250);
           expect((await processes()).join('\n')).toMatch(/^\s*\d+\s+\/sbin\/docker-init -- sleep \d+\n\s*\d+\s+sleep \d+$/);
-          // Stopped soon after the limit: far from what it would have written unwatched.
+          // Stopped soon after the limit: at most about two seconds of writes past it (between
+          // commands the layer is looked at every 1-2 s), where unwatched it writes until the disk is full.
           const used = await layerBytes(sb.id);
           expect(used).toBeGreaterThan(128 * MiB);
-          expect(used).toBeLessThan(512 * MiB);
+          expect(used).toBeLessThan(1024 * MiB);
           const next = await sb.exec('echo next');
           expect(next).toMatchObject({ stdout: 'next\n', diskLimitHit: true });
           expect(next.reason).toMatch(

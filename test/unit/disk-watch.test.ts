@@ -124,8 +124,27 @@ test('a layer growing fast is looked at sooner as it nears the limit; a still on
     // Still: the gaps grow to several seconds (a look costs the engine a walk of the layer).
     const still = engine.lookTimes.length;
     await sleep(8000);
-    expect(engine.lookTimes.length - still).toBeLessThanOrEqual(5);
+    expect(engine.lookTimes.length - still).toBeLessThanOrEqual(6);
   } finally {
     watch.stop();
   }
 }, 30_000);
+
+test("commands that follow one another closely cost one look each: a command's end is a look, and postpones the next", async () => {
+  const { watch, looks } = await setup();
+  watch.start();
+  try {
+    const before = looks();
+    let measured = 0;
+    for (let i = 0; i < 15; i++) {
+      const end = watch.duringCommand(() => undefined);
+      await sleep(150);
+      end();
+      await watch.measure();
+      measured++;
+    }
+    expect(looks() - before).toBe(measured);
+  } finally {
+    watch.stop();
+  }
+}, 20_000);
