@@ -1,4 +1,5 @@
 import { BOUNDS } from '../config/config-schema.js';
+import { projectChangedText } from '../config/project-trust.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
@@ -263,9 +264,7 @@ export class CodeExecutor {
         `(memory ${Math.round(c.memory / 1024 ** 2)} MiB, ${c.cpus} CPU, network ${c.network}, read-only root` +
         `${c.mounts.length ? `, mounts ${c.mounts.map((m) => `${m.hostPath}:${m.containerPath}:${m.writable ? 'rw' : 'ro'}`).join(' ')}` : ''}` +
         `${c.keepAlive ? `; kept for up to ${c.maxExecutions} calls or ${c.idleTimeoutMinutes} min idle` : '; removed after the call'})` +
-        (manager.config.projectChanged
-          ? ` [set by ${manager.config.projectChanged.file}: ${manager.config.projectChanged.settings.join(', ')}]`
-          : '');
+        projectChangedText(manager.config);
       if (!(await request.approveStart(question)))
         throw new SandboxError('USER_DECLINED', `The user declined to start a container from ${c.image} for code.`);
     }

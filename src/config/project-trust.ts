@@ -188,3 +188,9 @@ export function splitProjectAllowlist(layer: unknown): { layer: unknown; project
   const { allow, ...rest } = images as Record<string, unknown>;
   return { layer: { ...(layer as Record<string, unknown>), images: rest }, projectAllow: allow as string[] };
 }
+
+/** The settings the project's own file changed, for every question that starts a container: ` [set by <file>: ...]`, or ''. */
+export function projectChangedText(config: { projectChanged?: { file: string; settings: string[] } | undefined }): string {
+  const c = config.projectChanged;
+  return c ? ` [set by ${c.file}: ${c.settings.join(', ')}]` : '';
+}

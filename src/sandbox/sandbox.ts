@@ -329,11 +329,13 @@ export class Sandbox implements AsyncDisposable {
       o.signal?.removeEventListener('abort', onAbort);
     }
     if (killing) await killing;
-    if (this.diskWatch && !interrupted) {
-      // A write faster than the watch's next look (fallocate, a quick dd) is measured once
-      // at the end (one inspect: a few ms for a typical writable layer).
+    // A write faster than the watch's next look (fallocate, a quick dd) is measured once at
+    // the end (one inspect: a few ms for a typical writable layer). After a kill too: what the
+    // tree wrote while it died is then the watch's last look, and a clean-up that follows
+    // (`rm`, shrinking the layer) is not taken for a writer.
+    if (this.diskWatch) {
       const used = await this.diskWatch.measure().catch((e: unknown) => swallowed('measuring the writable layer after a command', e));
-      if (used !== undefined && used > this.deps.disk.limitBytes) diskUsed = used;
+      if (!interrupted && used !== undefined && used > this.deps.disk.limitBytes) diskUsed = used;
     }
     return { exitCode, interrupted, killReport, ...(diskUsed !== undefined ? { diskUsed } : {}) };
   }

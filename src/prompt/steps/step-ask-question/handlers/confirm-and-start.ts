@@ -5,6 +5,7 @@ import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { Sandbox } from '../../../../sandbox/sandbox.js';
 import type { StartOptions } from '../../../../sandbox/sandbox-manager.js';
 import type { Language } from '../../../../config/languages.js';
+import { projectChangedText } from '../../../../config/project-trust.js';
 import { chooseImage, type ImageChoice } from '../../../../sandbox/golden-images.js';
 
 type StartOutcome =
@@ -73,10 +74,4 @@ export async function confirmAndStart(
   const sandbox = await runtime.manager().start(options);
   if (request.conversation && !request.conversation.keep) runtime.conversations().track(request.conversation.prompt, sandbox, signal);
   return { ok: true, sandbox, choice };
-}
-
-/** The settings the project's own file changed, named in every question that starts a container. */
-export function projectChangedText(config: { projectChanged?: { file: string; settings: string[] } | undefined }): string {
-  const c = config.projectChanged;
-  return c ? ` [set by ${c.file}: ${c.settings.join(', ')}]` : '';
 }
