@@ -80,7 +80,7 @@ export class LogSink {
     this.fd = fd;
     const budget = limits ? Math.max(0, Math.floor(limits.budget)) : Infinity;
     this.headMax = Math.ceil(budget / 2);
-    this.tailMax = budget - this.headMax;
+    this.tailMax = Number.isFinite(budget) ? budget - this.headMax : 0;
     if (limits?.minFreeBytes) this.checkFree();
   }
 
