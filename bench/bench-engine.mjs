@@ -14,7 +14,8 @@ export function benchEngine(tmp, overrides = {}) {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => k === 'GENAICODE_DOCKER_HOST' || k === 'GENAICODE_DOCKER_SOCKET_PATH'),
   );
-  const config = loadConfig({ cwd: tmp, env, overrides: { logs: { dir: join(tmp, 'logs') }, ...overrides } });
+  const { logs, ...rest } = overrides;
+  const config = loadConfig({ cwd: tmp, env, overrides: { logs: { dir: join(tmp, 'logs'), ...logs }, ...rest } });
   const connection = resolveConnection(config.engine);
   if (connection.kind !== 'socket' && connection.protocol === 'https') {
     console.error('The benchmarks speak to a unix socket or plain tcp engine only (TLS is not wired into the raw baselines).');

@@ -1,4 +1,5 @@
-# Runs a snippet that arrives on stdin: sh -c RUN_CODE run-code <python|bash> [clean-first].
+# Runs a snippet that arrives on stdin: sh -c RUN_CODE run-code <python|bash> [clean-first]
+# (or only kills what is left running: sh -c RUN_CODE run-code clean).
 # The code never passes through a command line or a file: python3 reads its program from
 # stdin (`python3 -`); bash reads it from fd 3 (the same stdin), with /dev/null as the
 # script's own stdin, so a command in it that reads stdin cannot eat the rest of the script,
@@ -34,6 +35,7 @@ scan_and_kill() {
     left="$left $q"
   done
   [ -n "$left" ] || return 1
+  for q in $left; do killed=$((killed + 1)); done
   # shellcheck disable=SC2086 # a list of pids
   kill -s KILL $left 2> /dev/null
   return 0
@@ -44,10 +46,16 @@ clean() {
   while [ "$i" -lt 5 ] && scan_and_kill; do i=$((i + 1)); done
   return 0
 }
+killed=0
 lang=$1
 [ "${2:-}" = clean-first ] && clean
 case "$lang" in
-  python) python3 - ;;
+  # Only the clean-up (sandbox/disk-watch.ts: the writer left running when the disk limit
+  # is passed between commands); prints how many it killed.
+  clean) clean; echo "gone $killed"; exit 0 ;;
+  # -I: the working folder (where an earlier snippet may have left a json.py) is not on
+  # the import path, nor are PYTHON* variables or the user's site folder read.
+  python) python3 -I - ;;
   bash) bash /dev/fd/3 3<&0 < /dev/null ;;
   *) echo "run-code: unknown language $lang" >&2; exit 125 ;;
 esac

@@ -46,14 +46,19 @@ export interface CommandAnswer {
   reason?: string;
   /** With a writable project: what the command changed that was not applied to the project, and why. */
   projectNotApplied?: string[];
+  /** What the full log does not hold (its middle dropped at a cap, or stopped for want of disk space). */
+  logCut?: string;
   /** The full log: every byte, stdout and stderr as they came. */
   logPath: string;
 }
 
 /** The flags of a result that are set, and its reason: an answer names only what happened. */
 export function resultFlags(
-  r: Pick<ExecResult, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied'>,
-): Pick<CommandAnswer, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied'> {
+  r: Pick<ExecResult, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied' | 'logCut'>,
+): Pick<
+  CommandAnswer,
+  'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied' | 'logCut'
+> {
   return {
     ...(r.timedOut ? { timedOut: true as const } : {}),
     ...(r.canceled ? { canceled: true as const } : {}),
@@ -62,6 +67,7 @@ export function resultFlags(
     ...(r.pidsLimitHit ? { pidsLimitHit: true as const } : {}),
     ...(r.reason ? { reason: r.reason } : {}),
     ...(r.projectNotApplied?.length ? { projectNotApplied: r.projectNotApplied.slice(0, 10) } : {}),
+    ...(r.logCut ? { logCut: r.logCut } : {}),
   };
 }
 
@@ -146,6 +152,29 @@ export function contradictsExit(summary: string, exitCode: number): boolean {
 }
 
 /**
+ * The first line of the summary of a command that failed, written here from the exit code
+ * and the flags, never by a model: whatever a summary says after it (a model can be talked
+ * into calling anything a success, by the output it reads), the answer leads with the
+ * failure. Undefined for a command that succeeded.
+ */
+export function failureLine(
+  r: Pick<ExecResult, 'exitCode' | 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason'>,
+): string | undefined {
+  if (r.exitCode === 0 && !r.timedOut && !r.canceled && !r.oomKilled && !r.diskLimitHit) return undefined;
+  const killedBy = killedBySignal(r);
+  const parts = [
+    `exit code ${r.exitCode}`,
+    ...(killedBy ? [`killed by ${killedBy.name}`] : []),
+    ...(r.timedOut ? ['timed out'] : []),
+    ...(r.canceled ? ['canceled'] : []),
+    ...(r.oomKilled ? ['killed by the memory limit'] : []),
+    ...(r.diskLimitHit ? ['over the disk limit'] : []),
+    ...(r.pidsLimitHit ? ['hit the process limit'] : []),
+  ];
+  return `FAILED: ${parts.join(', ')}.`;
+}
+
+/**
  * The log holds both streams in arrival order, so a line can reach it with the other
  * stream's bytes inside (`...filler FAILED: 3 tests` when stderr came mid-line): the key
  * lines of the captured streams, which are exact, are kept too, in place of log-only ones
@@ -203,10 +232,13 @@ export async function buildCommandAnswer(
   const output = combinedOutput(r).replace(ANSI_ESCAPE, '');
   const killedBy = killedBySignal(r);
   // Field order is what the model reads first: the exit, then the output, then the details.
+  const failed = failureLine(r);
   const answer = (text: Pick<CommandAnswer, 'output' | 'summary' | 'summaryKind'>, key?: string[]): CommandAnswer => ({
     exitCode: r.exitCode,
     ...signalField(r),
     ...text,
+    // A summary of a failure starts with our line, whoever wrote the rest.
+    ...(text.summary !== undefined && failed ? { summary: `${failed}\n${text.summary}` } : {}),
     ...(key && key.length ? { keyLines: key } : {}),
     ...resultFlags(r),
     ...(r.timedOut && options.timeoutArgument ? { reason: moreTime(r.reason, options.timeoutArgument) } : {}),

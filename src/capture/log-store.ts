@@ -1,7 +1,20 @@
-import { closeSync, constants, lstatSync, mkdirSync, openSync, realpathSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdirSync, openSync, realpathSync, type Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SandboxError } from '../errors.js';
+import { LogSink } from './log-sink.js';
 import { myUid, pruneLogs, SESSION_ID, SESSION_MARKER, type LogRetention } from './session-folders.js';
+
+export { LogSink } from './log-sink.js';
+
+/**
+ * Retention of older sessions, and the caps of this one: a command's log, this session's
+ * logs together, and the free space under which logs stop growing. A cap left out is none.
+ */
+export interface LogLimits extends LogRetention {
+  maxCommandBytes?: number;
+  maxSessionBytes?: number;
+  minFreeBytes?: number;
+}
 
 /**
  * Every file of ours is created with these flags: a new file or nothing (O_EXCL), and
@@ -45,11 +58,14 @@ export class LogStore {
   private pruned = false;
   /** The session folder as created: its device and inode, so a swapped folder is noticed. */
   private made: { dev: number; ino: number; path: string } | undefined;
+  /** Bytes this session's closed logs take, and the budgets of those still open (each taken whole when it opens). */
+  private sessionBytes = 0;
+  private reservedBytes = 0;
 
   constructor(
     readonly rootDir: string,
     readonly sessionId: string,
-    private readonly retention?: LogRetention,
+    private readonly retention?: LogLimits,
   ) {
     checkSessionId(sessionId);
     this.sessionDir = join(rootDir, sessionId);
@@ -78,7 +94,7 @@ export class LogStore {
       this.seq += 1;
       const path = join(dir, `${String(this.seq).padStart(4, '0')}-${slug}.log`);
       try {
-        return new LogSink(path, openSync(path, EXCLUSIVE_CREATE, FILE_MODE));
+        return this.sink(path, openSync(path, EXCLUSIVE_CREATE, FILE_MODE));
       } catch (e) {
         lastError = (e as Error).message;
         // A name already taken (by whom is not ours to guess) is stepped over; anything else is final.
@@ -87,6 +103,36 @@ export class LogStore {
       }
     }
     return LogSink.failed(join(dir, `${String(this.seq).padStart(4, '0')}-${slug}.log`), lastError);
+  }
+
+  /**
+   * The sink of a new log, with its budget: the command's cap, or what is left of the
+   * session's when that is less. The budget is taken whole when the log opens and what the
+   * file did not use is given back when it closes, so logs written side by side cannot pass
+   * the session's cap together.
+   */
+  private sink(path: string, fd: number): LogSink {
+    const r = this.retention;
+    if (r?.maxCommandBytes === undefined && r?.maxSessionBytes === undefined && !r?.minFreeBytes) return new LogSink(path, fd);
+    const perCommand = r.maxCommandBytes ?? Infinity;
+    const left = Math.max(0, (r.maxSessionBytes ?? Infinity) - this.sessionBytes - this.reservedBytes);
+    const budget = Math.min(perCommand, left);
+    const reserved = Number.isFinite(budget) ? budget : 0;
+    this.reservedBytes += reserved;
+    return new LogSink(path, fd, {
+      budget,
+      cap:
+        left < perCommand
+          ? { name: 'logs.maxSessionBytes', bytes: r.maxSessionBytes ?? Infinity }
+          : { name: 'logs.maxCommandBytes', bytes: perCommand },
+      minFreeBytes: r.minFreeBytes ?? 0,
+      // The ring is read back when the log closes.
+      files: { create: (p) => openSync(p, (EXCLUSIVE_CREATE & ~constants.O_WRONLY) | constants.O_RDWR, FILE_MODE) },
+      settle: (diskBytes) => {
+        this.reservedBytes -= reserved;
+        this.sessionBytes += diskBytes;
+      },
+    });
   }
 
   /** Writes the `.json` beside a log, created the same way (a new file, never through a link). */
@@ -157,55 +203,5 @@ function checkNoOtherWriter(realDir: string): void {
       );
     }
     if (dirname(dir) === dir) return;
-  }
-}
-
-/**
- * The full log of one command. Writes go straight to the file (the page cache) from the
- * output callback, synchronously: measured on 1 GiB, a WriteStream's queue and thread-pool
- * round trips cost this process about 0.6 s more CPU per GiB, which on two cores slows the
- * stream itself; and while a write runs no more output is read, which is the backpressure.
- * A failure is kept in `error` and later writes are dropped: the command is not stopped.
- */
-export class LogSink {
-  private fd: number | undefined;
-  error: string | undefined;
-
-  /** `fd` is open for writing on `path` (see LogStore.create). */
-  constructor(
-    readonly path: string,
-    fd: number,
-  ) {
-    this.fd = fd;
-  }
-
-  /** A log that could not be created: writes are dropped, `error` says why. */
-  static failed(path: string, error: string): LogSink {
-    const sink = new LogSink(path, -1);
-    sink.fd = undefined;
-    sink.error = error;
-    return sink;
-  }
-
-  write(chunk: Buffer): void {
-    if (this.fd === undefined || this.error) return;
-    try {
-      let off = 0;
-      while (off < chunk.length) off += writeSync(this.fd, chunk, off, chunk.length - off);
-    } catch (e) {
-      this.error = (e as Error).message;
-    }
-  }
-
-  /** Closes the file; safe to call twice. */
-  end(): void {
-    if (this.fd === undefined) return;
-    const fd = this.fd;
-    this.fd = undefined;
-    try {
-      closeSync(fd);
-    } catch (e) {
-      this.error ??= (e as Error).message;
-    }
   }
 }

@@ -1,4 +1,5 @@
 import { BOUNDS } from '../config/config-schema.js';
+import { projectChangedText } from '../config/project-trust.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
@@ -23,7 +24,8 @@ export type CodeLanguage = (typeof CODE_LANGUAGES)[number];
 
 /**
  * How each language runs (scripts/container/run-code.sh): python3 reads its whole program
- * from stdin before it runs it (`python3 -`: frames say `File "<stdin>"`); bash reads it
+ * from stdin before it runs it (`python3 -I -`: frames say `File "<stdin>"`; isolated, so a
+ * module a snippet left in the working folder never shadows one imported later); bash reads it
  * from fd 3, with an empty stdin of its own. After it (and before it, after a call cut short), whatever a snippet
  * left running is killed.
  */
@@ -261,7 +263,8 @@ export class CodeExecutor {
         `Start a Docker container from ${c.image} to run ${request.language} code from the model? ` +
         `(memory ${Math.round(c.memory / 1024 ** 2)} MiB, ${c.cpus} CPU, network ${c.network}, read-only root` +
         `${c.mounts.length ? `, mounts ${c.mounts.map((m) => `${m.hostPath}:${m.containerPath}:${m.writable ? 'rw' : 'ro'}`).join(' ')}` : ''}` +
-        `${c.keepAlive ? `; kept for up to ${c.maxExecutions} calls or ${c.idleTimeoutMinutes} min idle` : '; removed after the call'})`;
+        `${c.keepAlive ? `; kept for up to ${c.maxExecutions} calls or ${c.idleTimeoutMinutes} min idle` : '; removed after the call'})` +
+        projectChangedText(manager.config);
       if (!(await request.approveStart(question)))
         throw new SandboxError('USER_DECLINED', `The user declined to start a container from ${c.image} for code.`);
     }

@@ -42,6 +42,14 @@ export const BOUNDS = {
   /** A command's stdin (codeExecute's code travels there). */
   stdinBytes: { min: 0, max: 16 * 1024 ** 2 },
   codeTimeoutSeconds: { min: 1, max: 3600 },
+  /** One command's full log (its first and last halves kept): room for any build's output, never a disk. */
+  logCommandBytes: { min: 64 * 1024, max: 64 * 1024 ** 3 },
+  /** Every log of one session together. */
+  logSessionBytes: { min: 1024 ** 2, max: 1024 ** 4 },
+  /** Free disk space under which logs stop growing. */
+  logMinFreeBytes: { min: 0, max: 1024 ** 4 },
+  /** Older sessions' logs together (retention). */
+  logTotalBytes: { min: 1024 ** 2, max: 1024 ** 4 },
 } as const;
 /**
  * A command's default timeout: real test suites take 25-65 s on a loaded 2-core machine, so
@@ -198,7 +206,8 @@ export const ConfigSchema = z
         pids: z.number().int().min(BOUNDS.pids.min).max(BOUNDS.pids.max).default(256),
         /**
          * What a container may write to its own filesystem (its writable layer). Enforced by
-         * the engine where the storage driver has quotas, else measured while commands run.
+         * the engine where the storage driver has quotas; else no file may grow past it and
+         * the writable layer is measured for as long as the container lives (sandbox/disk-watch.ts).
          * @default 2g
          */
         disk: byteSize(BOUNDS.diskBytes.min, BOUNDS.diskBytes.max).default('2g'),
@@ -304,7 +313,16 @@ export const ConfigSchema = z
          */
         dir: z.string().min(1).optional(),
         /** Older sessions' logs are deleted beyond this total. @default 1g */
-        maxTotalBytes: byteSize(1024 ** 2, 1024 ** 4).default('1g'),
+        maxTotalBytes: byteSize(BOUNDS.logTotalBytes.min, BOUNDS.logTotalBytes.max).default('1g'),
+        /**
+         * One command's full log keeps at most this much: its first half and its last half,
+         * with a line in the log (and the answer) saying how many bytes were dropped between. @default 64m
+         */
+        maxCommandBytes: byteSize(BOUNDS.logCommandBytes.min, BOUNDS.logCommandBytes.max).default('64m'),
+        /** All logs of one session (one GenAIcode run) keep at most this much together; later logs keep less, then nothing. @default 1g */
+        maxSessionBytes: byteSize(BOUNDS.logSessionBytes.min, BOUNDS.logSessionBytes.max).default('1g'),
+        /** Logs stop growing while the disk they are on has less free space than this (0: never). @default 1g */
+        minFreeBytes: byteSize(BOUNDS.logMinFreeBytes.min, BOUNDS.logMinFreeBytes.max).default('1g'),
         /** Sessions' logs older than this are deleted. @default 14 */
         maxAgeDays: z.number().min(0).max(3650).default(14),
       })
@@ -419,4 +437,6 @@ export type Config = Omit<z.output<typeof ConfigSchema>, 'logs' | 'images'> & {
   projectRoot: string;
   /** Where each value came from, for `doctor`. */
   sources: string[];
+  /** The settings the project's own file lowered (`limits.memory 256 MiB (was 512 MiB)`), named when the user is asked to start a container. */
+  projectChanged?: { file: string; settings: string[] } | undefined;
 };

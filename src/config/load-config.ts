@@ -108,6 +108,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const projectFile = [join(projectRoot, CONFIG_FILE_NAME), join(cwd, CONFIG_FILE_NAME)].find((p) => existsSync(p) && p !== userFile);
   let projectLayer: { name: string; value: unknown } | undefined;
   let projectAllow: string[] | undefined;
+  let projectChanged: string[] = [];
   if (projectFile) layers.push((projectLayer = { name: projectFile, value: readConfigFile(projectFile) }));
   const envLayer = fromEnv(env);
   if (Object.keys(envLayer).length > 0) layers.push({ name: 'environment', value: envLayer });
@@ -124,8 +125,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       );
     }
     if (layer === projectLayer) {
-      const before = ConfigSchema.parse(mergeConfig(...layers.slice(0, layers.indexOf(layer)).map((l) => l.value)));
-      checkProjectFile(layer.name, layer.value, before);
+      const earlier = layers.slice(0, layers.indexOf(layer)).map((l) => l.value);
+      const before = ConfigSchema.parse(mergeConfig(...earlier));
+      projectChanged = checkProjectFile(layer.name, layer.value, before, ConfigSchema.parse(mergeConfig(...earlier, layer.value)));
       // Its image allowlist narrows the trusted one instead of replacing it.
       const split = splitProjectAllowlist(layer.value);
       layer.value = split.layer;
@@ -149,6 +151,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   return {
     ...merged,
     images: { ...merged.images, ...(projectAllow ? { projectAllow } : {}) },
+    projectChanged: projectChanged.length && projectFile ? { file: projectFile, settings: projectChanged } : undefined,
     logs: { ...merged.logs, dir: realPathOf(logsDir) },
     mountAllow,
     projectRoot,

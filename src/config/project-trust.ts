@@ -1,5 +1,9 @@
 import { SandboxError } from '../errors.js';
-import { PROJECT_MOUNTS, type ProjectMount } from '../policy/policy.js';
+import { imageMatches, PROJECT_MOUNTS, type ProjectMount } from '../policy/policy.js';
+import type { z } from 'zod';
+import type { ConfigSchema } from './config-schema.js';
+
+type Parsed = z.output<typeof ConfigSchema>;
 
 /**
  * What a project's own `.genaicode-docker.json` may say. GenAIcode reads that file from
@@ -9,6 +13,12 @@ import { PROJECT_MOUNTS, type ProjectMount } from '../policy/policy.js';
  * (`$XDG_CONFIG_HOME/genaicode-docker/config.json` or `$GENAICODE_DOCKER_CONFIG`), the
  * environment or options in code; a project file may only narrow them (its image allowlist
  * is kept apart and applied on top of the trusted one).
+ *
+ * Its numbers may only make the sandbox tighter than what the user (or the defaults) set:
+ * a limit, an expiry, a timeout, a threshold, a retention or a log cap lower (a free-space
+ * floor higher, a sweep more often, never off); no image it names may be one pulled from a
+ * registry, and it may not start pulls. Every setting it changed is listed, and the user is
+ * shown that list when asked to start a container.
  */
 
 /** Settings a project file may not set at all, with where they belong instead. */
@@ -40,15 +50,78 @@ function refuse(file: string, field: string, detail: string): SandboxError {
 }
 
 /**
+ * The settings a project's file may only lower (`higher`: may only raise, the stricter way).
+ * Each has a unit for the list the user sees.
+ */
+const CEILINGS: Array<{ path: string[]; unit: 'bytes' | ''; stricter?: 'higher' }> = [
+  { path: ['limits', 'memory'], unit: 'bytes' },
+  { path: ['limits', 'cpus'], unit: '' },
+  { path: ['limits', 'pids'], unit: '' },
+  { path: ['limits', 'disk'], unit: 'bytes' },
+  { path: ['tmpfsSize'], unit: 'bytes' },
+  { path: ['ttlSeconds'], unit: '' },
+  { path: ['sweepIntervalMinutes'], unit: '' },
+  { path: ['exec', 'timeoutMs'], unit: '' },
+  { path: ['exec', 'maxBytes'], unit: 'bytes' },
+  { path: ['exec', 'maxLines'], unit: '' },
+  { path: ['plugin', 'summaryThresholdBytes'], unit: 'bytes' },
+  { path: ['task', 'maxCommands'], unit: '' },
+  { path: ['task', 'budgetMs'], unit: '' },
+  { path: ['files', 'maxReadBytes'], unit: 'bytes' },
+  { path: ['files', 'maxReadLines'], unit: '' },
+  { path: ['files', 'maxWriteBytes'], unit: 'bytes' },
+  { path: ['files', 'maxListEntries'], unit: '' },
+  { path: ['files', 'maxListDepth'], unit: '' },
+  { path: ['logs', 'maxTotalBytes'], unit: 'bytes' },
+  { path: ['logs', 'maxAgeDays'], unit: '' },
+  { path: ['logs', 'maxCommandBytes'], unit: 'bytes' },
+  { path: ['logs', 'maxSessionBytes'], unit: 'bytes' },
+  { path: ['logs', 'minFreeBytes'], unit: 'bytes', stricter: 'higher' },
+  { path: ['codeExecute', 'memory'], unit: 'bytes' },
+  { path: ['codeExecute', 'cpus'], unit: '' },
+  { path: ['codeExecute', 'pids'], unit: '' },
+  { path: ['codeExecute', 'tmpfsSize'], unit: 'bytes' },
+  { path: ['codeExecute', 'timeoutSeconds'], unit: '' },
+  { path: ['codeExecute', 'maxTimeoutSeconds'], unit: '' },
+  { path: ['codeExecute', 'maxExecutions'], unit: '' },
+  { path: ['codeExecute', 'idleTimeoutMinutes'], unit: '' },
+  { path: ['codeExecute', 'maxOutputChars'], unit: '' },
+  { path: ['codeExecute', 'maxCodeBytes'], unit: 'bytes' },
+];
+
+function shown(value: unknown, unit: 'bytes' | ''): string {
+  if (unit === 'bytes' && typeof value === 'number') {
+    for (const [u, size] of [
+      ['GiB', 1024 ** 3],
+      ['MiB', 1024 ** 2],
+      ['KiB', 1024],
+    ] as const)
+      if (value >= size) return `${Number((value / size).toFixed(2))} ${u}`;
+    return `${value} bytes`;
+  }
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** The images a project's file names that would be pulled from a registry (not built here). */
+function registryImages(layer: unknown, localOnly: readonly string[]): Array<{ field: string; image: string }> {
+  const named: Array<{ field: string; image: string }> = [];
+  const add = (field: string, v: unknown) => typeof v === 'string' && named.push({ field, image: v });
+  add('images.default', get(layer, ['images', 'default']));
+  add('codeExecute.image', get(layer, ['codeExecute', 'image']));
+  const languages = get(layer, ['images', 'languages']);
+  if (typeof languages === 'object' && languages !== null)
+    for (const [lang, image] of Object.entries(languages)) add(`images.languages.${lang}`, image);
+  return named.filter((n) => !imageMatches(n.image, localOnly));
+}
+
+/**
  * @param layer the project file's raw content
- * @param trusted the images settings in force before it (defaults and the user's own file)
+ * @param trusted the settings in force before it (defaults and the user's own file)
+ * @param after the settings with it applied on top of them
+ * @returns the settings it changed, each with its value and the one it replaced (`limits.memory 256 MiB (was 512 MiB)`)
  * @throws SandboxError INVALID_CONFIG naming the field and where it belongs
  */
-export function checkProjectFile(
-  file: string,
-  layer: unknown,
-  trusted: { images: { localOnly: readonly string[] }; project: { mount: ProjectMount } },
-): void {
+export function checkProjectFile(file: string, layer: unknown, trusted: Parsed, after: Parsed): string[] {
   for (const { path, why } of USER_ONLY) {
     if (get(layer, path) !== undefined) throw refuse(file, path.join('.'), `decides ${why}`);
   }
@@ -67,6 +140,41 @@ export function checkProjectFile(
       'project.mount',
       `is ${mount}, above the ${trusted.project.mount} your own settings allow (a project may only lower it)`,
     );
+  const changed: string[] = [];
+  for (const { path, unit, stricter } of CEILINGS) {
+    if (get(layer, path) === undefined) continue;
+    const was = get(trusted, path) as number;
+    const now = get(after, path) as number;
+    const field = path.join('.');
+    if (field === 'sweepIntervalMinutes' && now === 0 && was !== 0)
+      throw refuse(file, field, 'is 0, which turns off the sweep for orphaned containers that your own settings keep on');
+    if (stricter === 'higher' ? now < was : now > was && !(field === 'sweepIntervalMinutes' && was === 0))
+      throw refuse(
+        file,
+        field,
+        `is ${shown(now, unit)}, ${stricter === 'higher' ? 'below' : 'above'} the ${shown(was, unit)} of your own settings or the defaults (a project may only ${stricter === 'higher' ? 'raise' : 'lower'} it)`,
+      );
+    if (now !== was) changed.push(`${field} ${shown(now, unit)} (was ${shown(was, unit)})`);
+  }
+  const pulled = registryImages(layer, trusted.images.localOnly);
+  if (pulled.length)
+    throw refuse(
+      file,
+      pulled[0]!.field,
+      `names ${pulled.map((p) => p.image).join(', ')}, which would be pulled from a registry (only images built on this machine, images.localOnly, may be named by a project)`,
+    );
+  if (get(layer, ['images', 'pull']) === true && !trusted.images.pull)
+    throw refuse(file, 'images.pull', 'is true, which would pull images your own settings do not pull');
+  const prePull = get(layer, ['images', 'prePull']);
+  if (prePull !== undefined && prePull !== false && !(Array.isArray(prePull) && prePull.length === 0))
+    if (JSON.stringify(prePull) !== JSON.stringify(trusted.images.prePull))
+      throw refuse(file, 'images.prePull', `is ${JSON.stringify(prePull)}, which would start pulls (a project may only turn it off)`);
+  const capAdd = get(layer, ['capAdd']);
+  if (Array.isArray(capAdd)) {
+    const added = capAdd.filter((c) => !trusted.capAdd.includes(c as never));
+    if (added.length) throw refuse(file, 'capAdd', `adds ${added.join(', ')} (a project may only drop capabilities)`);
+  }
+  return changed;
 }
 
 /**
@@ -79,4 +187,10 @@ export function splitProjectAllowlist(layer: unknown): { layer: unknown; project
   if (typeof images !== 'object' || images === null || !('allow' in images)) return { layer };
   const { allow, ...rest } = images as Record<string, unknown>;
   return { layer: { ...(layer as Record<string, unknown>), images: rest }, projectAllow: allow as string[] };
+}
+
+/** The settings the project's own file changed, for every question that starts a container: ` [set by <file>: ...]`, or ''. */
+export function projectChangedText(config: { projectChanged?: { file: string; settings: string[] } | undefined }): string {
+  const c = config.projectChanged;
+  return c ? ` [set by ${c.file}: ${c.settings.join(', ')}]` : '';
 }

@@ -97,6 +97,12 @@ export interface ContainerSpec {
   capAdd: string[];
   /** Quota of the writable layer, where the storage driver has them (StorageOpt size). */
   diskBytes?: number;
+  /**
+   * The largest file any process may write (RLIMIT_FSIZE, for every exec too): where the
+   * writable layer has no quota, one file can then never pass the disk limit, however fast
+   * it is written; a process that tries gets SIGXFSZ.
+   */
+  fileSizeLimitBytes?: number;
   /** Remove the container as soon as its main process ends (dead-man switch). */
   autoRemove: boolean;
 }

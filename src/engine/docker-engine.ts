@@ -261,6 +261,9 @@ export class DockerEngine implements ContainerEngine {
           PidsLimit: spec.pidsLimit,
           ReadonlyRootfs: spec.readOnlyRoot,
           ...(spec.diskBytes ? { StorageOpt: { size: String(spec.diskBytes) } } : {}),
+          ...(spec.fileSizeLimitBytes
+            ? { Ulimits: [{ Name: 'fsize', Soft: spec.fileSizeLimitBytes, Hard: spec.fileSizeLimitBytes }] }
+            : {}),
           Tmpfs: tmpfs,
           Mounts: [
             ...spec.binds.map((b) => ({ Type: 'bind' as const, Source: b.hostPath, Target: b.containerPath, ReadOnly: b.readOnly })),

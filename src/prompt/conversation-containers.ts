@@ -15,12 +15,21 @@ export class ConversationContainers {
   private readonly byConversation = new Map<object, Set<Sandbox>>();
   private readonly watched = new WeakMap<object, AbortSignal>();
 
-  constructor(private readonly report: (text: string) => void) {}
+  /** `alsoEnd`: what else a conversation's end retires (codeExecute's sandbox of that conversation). */
+  constructor(
+    private readonly report: (text: string) => void,
+    private readonly alsoEnd: (conversation: object) => Promise<void> = () => Promise.resolve(),
+  ) {}
 
   track(conversation: object, sandbox: Sandbox, signal?: AbortSignal): void {
     let set = this.byConversation.get(conversation);
     if (!set) this.byConversation.set(conversation, (set = new Set()));
     set.add(sandbox);
+    this.watch(conversation, signal);
+  }
+
+  /** Ends `conversation` when `signal` (the user's interrupt) aborts. */
+  watch(conversation: object, signal?: AbortSignal): void {
     if (signal && this.watched.get(conversation) !== signal) {
       this.watched.set(conversation, signal);
       if (signal.aborted) return;
@@ -39,6 +48,7 @@ export class ConversationContainers {
     this.byConversation.delete(conversation);
     const removed: string[] = [];
     const failed: string[] = [];
+    const others = this.alsoEnd(conversation).catch((e: unknown) => swallowed('ending what else the conversation had', e));
     await Promise.all(
       [...(set ?? [])].map(async (s) => {
         if (s.isStopped) return; // stopped by the model already
@@ -53,6 +63,7 @@ export class ConversationContainers {
         }
       }),
     );
+    await others;
     try {
       if (removed.length) this.report(`genaicode-docker: the conversation ${how}; removed container ${removed.sort().join(', ')}.`);
       if (failed.length)

@@ -6,6 +6,7 @@ import { genaicodeHost, type HostServices } from './host/host-services.js';
 import { checkImageAllowed } from '../policy/policy.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { CodeExecutor } from '../code/code-executor.js';
+import { CodeExecutors } from '../code/code-executors.js';
 import { ConversationContainers } from './conversation-containers.js';
 import { swallowed } from '../debug.js';
 import { detectProjectLanguage, type Language } from '../config/languages.js';
@@ -29,8 +30,8 @@ export interface DockerPluginOptions {
 export interface PluginRuntime {
   config(): Config;
   manager(): SandboxManager;
-  /** codeExecute's executor (its kept-alive container is the manager's, removed with the others). */
-  codeExecutor(): CodeExecutor;
+  /** codeExecute's executor of one conversation (its kept-alive container is removed when that conversation ends). */
+  codeExecutor(conversation: object): CodeExecutor;
   host(): Promise<HostServices>;
   /** The image allowlist, checked before the user is asked to confirm anything. */
   checkImage(image: string): void;
@@ -58,7 +59,7 @@ function displaySafeHost(host: HostServices): HostServices {
 export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRuntime {
   let config: Config | undefined;
   let manager: SandboxManager | undefined;
-  let codeExecutor: CodeExecutor | undefined;
+  let codeExecutors: CodeExecutors | undefined;
   let host: HostServices | undefined;
   let conversations: ConversationContainers | undefined;
   const runtime: PluginRuntime = {
@@ -75,9 +76,9 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
       }
       return manager;
     },
-    codeExecutor() {
-      codeExecutor ??= new CodeExecutor({ manager: runtime.manager() });
-      return codeExecutor;
+    codeExecutor(conversation) {
+      codeExecutors ??= new CodeExecutors(() => new CodeExecutor({ manager: runtime.manager() }));
+      return codeExecutors.for(conversation);
     },
     host: async () => {
       if (!host) {
@@ -94,12 +95,16 @@ export function createPluginRuntime(options: DockerPluginOptions = {}): PluginRu
       return host;
     },
     conversations() {
-      conversations ??= new ConversationContainers((text) => {
-        void runtime.host().then(
-          (h) => h.systemMessage(text),
-          (e: unknown) => swallowed('host services for a report', e),
-        );
-      });
+      conversations ??= new ConversationContainers(
+        (text) => {
+          void runtime.host().then(
+            (h) => h.systemMessage(text),
+            (e: unknown) => swallowed('host services for a report', e),
+          );
+        },
+        // codeExecute's sandbox of the conversation ends with it too.
+        (conversation) => codeExecutors?.end(conversation) ?? Promise.resolve(),
+      );
       return conversations;
     },
     checkImage(image) {

@@ -1,7 +1,14 @@
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
-import { type Counters, KILL_TREE_SCRIPT, MOUNTINFO_SCRIPT, parseTrailer, READ_COUNTERS_SCRIPT } from './wrapper-protocol.js';
+import {
+  type Counters,
+  KILL_TREE_SCRIPT,
+  MOUNTINFO_SCRIPT,
+  parseTrailer,
+  READ_COUNTERS_SCRIPT,
+  RUN_CODE_SCRIPT,
+} from './wrapper-protocol.js';
 
 /**
  * The helper execs a sandbox runs beside its commands (scripts/container/*.sh): killing a
@@ -43,6 +50,15 @@ export class ContainerHelpers {
     });
     const { exitCode } = await s.done;
     return { exitCode, stdout: Buffer.concat(chunks).toString('utf8') };
+  }
+
+  /**
+   * Kills every process in the container but its init and keep-alive (what commands left
+   * running), as codeExecute does after a snippet (run-code.sh). Returns `gone <n>`.
+   */
+  async killLeftovers(): Promise<string> {
+    const r = await this.runHelper(RUN_CODE_SCRIPT, ['clean']);
+    return r.stdout.trim() || `exit ${r.exitCode}`;
   }
 
   /**

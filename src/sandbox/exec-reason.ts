@@ -18,10 +18,19 @@ export function explainResult(
     diskUsed?: number;
     /** Whether the command was still running when the disk limit was found passed (then it was killed). */
     diskKilled?: boolean;
+    /** The limit was found passed between commands, before this one: the processes left running were stopped. */
+    diskBetween?: { usedBytes: number; killReport: string };
   },
 ): string | undefined {
   const parts: string[] = [];
   if (f.lost) parts.push(f.lost);
+  if (f.diskBetween) {
+    const killed = /^gone (\d+)$/.exec(f.diskBetween.killReport);
+    parts.push(
+      `before this command, between commands, the container's own files passed the disk limit (${Math.round(f.diskBetween.usedBytes / 1024 ** 2)} MiB, over ${Math.round(diskLimitBytes / 1024 ** 2)} MiB, limits.disk): ` +
+        `${killed ? `the ${killed[1]} processes left running were killed` : `stopping the processes left running: ${f.diskBetween.killReport}`}; remove files, or start a new container`,
+    );
+  }
   if (f.diskUsed !== undefined) {
     parts.push(
       `wrote past the disk limit: the container's own files take ${Math.round(f.diskUsed / 1024 ** 2)} MiB, over ${Math.round(diskLimitBytes / 1024 ** 2)} MiB (limits.disk)${f.diskKilled ? '; its process tree was killed' : ''}: remove files, or start a new container`,

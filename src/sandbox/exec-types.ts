@@ -50,4 +50,6 @@ export interface ExecResult {
    * (files the host runs, held back; links out, FIFOs, devices, never made; set-id bits dropped), one line each.
    */
   projectNotApplied?: string[];
+  /** The log does not hold every byte (a cap of `logs.*`, or a disk short of space): what it lost, in a sentence. */
+  logCut?: string;
 }

@@ -361,7 +361,8 @@ export class SandboxManager {
         diskQuotas.set(key, 'measured');
       }
     }
-    return this.engine.createContainer(spec);
+    // Measured: one file, however fast it is written, stops at the limit (the watch covers many files).
+    return this.engine.createContainer({ ...spec, fileSizeLimitBytes: diskBytes });
   }
 
   /**

@@ -3,7 +3,7 @@ import type { ContainerEngine, ExecSession } from '../engine/container-engine.js
 import { SandboxError } from '../errors.js';
 import type { LogStore } from '../capture/log-store.js';
 import { CommandCapture } from './command-capture.js';
-import { watchDisk } from './disk-watch.js';
+import { DiskWatch, type DiskNotice } from './disk-watch.js';
 import { explainResult } from './exec-reason.js';
 import { ContainerHelpers } from './container-helpers.js';
 import {
@@ -96,6 +96,8 @@ export class Sandbox implements AsyncDisposable {
   private readonly files: ContainerFiles;
   /** With a writable or scratch project: its overlay, applied after each command (rw) or thrown away (scratch). */
   private readonly overlay: ProjectOverlayState | undefined;
+  /** Without a disk quota: the writable layer, measured for as long as the container lives (disk-watch.ts). */
+  private readonly diskWatch: DiskWatch | undefined;
 
   constructor(
     readonly info: Readonly<SandboxInfo>,
@@ -106,6 +108,11 @@ export class Sandbox implements AsyncDisposable {
     const project = info.project;
     if (project && project.mount !== 'ro' && deps.overlay)
       this.overlay = new ProjectOverlayState(project.mount, project.hostRoot, project.containerRoot, deps.overlay, this.helpers);
+    if (deps.disk.measured) {
+      // Between commands the writer is whatever was left running: all of it is stopped.
+      this.diskWatch = new DiskWatch(deps.engine, info.id, deps.disk.limitBytes, () => this.helpers.killLeftovers());
+      this.diskWatch.start();
+    }
   }
 
   /**
@@ -189,9 +196,13 @@ export class Sandbox implements AsyncDisposable {
     if (options.signal?.aborted)
       throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
 
+    // The processes left running are being stopped for the disk limit: not this command's.
+    if (this.diskWatch?.stopping) await this.diskWatch.stopping;
+    this.checkLive();
     // The host's edits of files the container changed earlier, brought into its view first.
     await this.overlay?.beforeUse();
     const started = performance.now();
+    const diskNotice = this.diskWatch?.takeNotice();
     const capture = new CommandCapture(this.deps.logs, options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd', this.deps.exec);
     // Inherited by everything the command starts, so the kill finds even re-parented daemons.
     const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
@@ -226,6 +237,7 @@ export class Sandbox implements AsyncDisposable {
       : await this.limitsHit(capture.protocol.startCounters, capture.protocol.sawMark ? undefined : trailer, ending);
     const result = this.result(commandText, capture, ending, limits, {
       ...(lost ? { lost } : {}),
+      ...(diskNotice ? { diskNotice } : {}),
       timeoutMs,
       overlapped: slot.overlapped,
       durationMs: performance.now() - started,
@@ -304,12 +316,10 @@ export class Sandbox implements AsyncDisposable {
     };
     const timer = setTimeout(() => interrupt('timeout'), o.timeoutMs);
     // Without a quota, the writes are measured while the command runs.
-    const stopDiskWatch = this.deps.disk.measured
-      ? watchDisk(this.deps.engine, this.id, this.deps.disk.limitBytes, (used) => {
-          diskUsed = used;
-          interrupt('disk');
-        })
-      : undefined;
+    const stopDiskWatch = this.diskWatch?.duringCommand((used) => {
+      diskUsed = used;
+      interrupt('disk');
+    });
     const onAbort = () => interrupt('cancel');
     o.signal?.addEventListener('abort', onAbort, { once: true });
     let exitCode: number | null;
@@ -325,13 +335,13 @@ export class Sandbox implements AsyncDisposable {
       o.signal?.removeEventListener('abort', onAbort);
     }
     if (killing) await killing;
-    if (this.deps.disk.measured && !interrupted) {
-      // A write faster than the watch's first look (fallocate, a quick dd) is measured once
-      // at the end (one inspect: a few ms for a typical writable layer).
-      const used = await this.deps.engine
-        .diskUsage(this.id)
-        .catch((e: unknown) => swallowed('measuring the writable layer after a command', e));
-      if (used !== undefined && used > this.deps.disk.limitBytes) diskUsed = used;
+    // A write faster than the watch's next look (fallocate, a quick dd) is measured once at
+    // the end (one inspect: a few ms for a typical writable layer). After a kill too: what the
+    // tree wrote while it died is then the watch's last look, and a clean-up that follows
+    // (`rm`, shrinking the layer) is not taken for a writer.
+    if (this.diskWatch) {
+      const used = await this.diskWatch.measure().catch((e: unknown) => swallowed('measuring the writable layer after a command', e));
+      if (!interrupted && used !== undefined && used > this.deps.disk.limitBytes) diskUsed = used;
     }
     return { exitCode, interrupted, killReport, ...(diskUsed !== undefined ? { diskUsed } : {}) };
   }
@@ -360,15 +370,16 @@ export class Sandbox implements AsyncDisposable {
     capture: CommandCapture,
     ending: CommandEnding,
     limits: { oomKilled: boolean; pidsLimitHit: boolean },
-    o: { lost?: string; timeoutMs: number; overlapped: boolean; durationMs: number },
+    o: { lost?: string; diskNotice?: DiskNotice; timeoutMs: number; overlapped: boolean; durationMs: number },
   ): ExecResult {
     const timedOut = ending.interrupted === 'timeout';
     const canceled = ending.interrupted === 'cancel';
     const diskKilled = ending.interrupted === 'disk';
-    const diskLimitHit = diskKilled || ending.diskUsed !== undefined;
+    const diskLimitHit = diskKilled || ending.diskUsed !== undefined || o.diskNotice !== undefined;
     const reason = explainResult(this.info, this.deps.disk.limitBytes, {
       timedOut,
       canceled,
+      ...(o.diskNotice ? { diskBetween: o.diskNotice } : {}),
       ...(diskLimitHit ? { diskUsed: ending.diskUsed ?? 0, diskKilled } : {}),
       ...limits,
       overlapped: o.overlapped,
@@ -398,6 +409,7 @@ export class Sandbox implements AsyncDisposable {
       lines: { stdout: capture.stdout.lines, stderr: capture.stderr.lines },
       durationMs: Math.round(o.durationMs),
       logPath: capture.logPath,
+      ...(capture.log.cutNote ? { logCut: capture.log.cutNote } : {}),
     };
   }
 
@@ -465,6 +477,7 @@ export class Sandbox implements AsyncDisposable {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.stopped = true;
+      this.diskWatch?.stop();
       try {
         let existed = true;
         try {

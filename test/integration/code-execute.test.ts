@@ -9,6 +9,8 @@ import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildCodeAnswer } from '../../src/code/code-answer.js';
 import { CodeExecutor } from '../../src/code/code-executor.js';
+import { CodeExecutors } from '../../src/code/code-executors.js';
+import { ConversationContainers } from '../../src/prompt/conversation-containers.js';
 import type { ConfigInput } from '../../src/config/config-schema.js';
 import { engineSuite, inspectContainer, withManager } from '../support/engine.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -227,4 +229,63 @@ describe('one-shot', () => {
       { codeExecute: { keepAlive: false } },
     );
   });
+});
+
+describe('a snippet cannot plant code another one imports', () => {
+  // A module left in the working folder, where `python3 -` would import it from first.
+  const PLANTS: Array<[string, string, string]> = [
+    [
+      'json.py',
+      'open("json.py", "w").write("print(\'PLANTED\')\\ndumps = lambda v: \'forged\'\\n")',
+      'import json\nprint(json.dumps([1]))',
+    ],
+    ['csv.py', 'open("csv.py", "w").write("import sys\\nprint(\'PLANTED\')\\nsys.exit(9)\\n")', 'import csv\nprint(csv.QUOTE_ALL)'],
+    [
+      'a package, base64/',
+      'import os\nos.makedirs("base64", exist_ok=True)\nopen("base64/__init__.py", "w").write("print(\'PLANTED\')\\nb64encode = lambda b: b\'forged\'\\n")',
+      'import base64\nprint(base64.b64encode(b"x").decode())',
+    ],
+  ];
+  const EXPECTED: Record<string, string> = { 'json.py': '[1]\n', 'csv.py': '1\n', 'a package, base64/': 'eA==\n' };
+
+  test.each(PLANTS)('%s: the next call of the same conversation imports the real module', async (name, plant, use) => {
+    await withExecutor(async (x) => {
+      expect((await x.execute({ language: 'python', code: plant })).result.exitCode).toBe(0);
+      const r = await x.execute({ language: 'python', code: use });
+      expect(r.container).toBe('reused');
+      expect(r.result).toMatchObject({ exitCode: 0, stdout: EXPECTED[name] });
+    });
+  });
+
+  test.each(PLANTS)(
+    '%s: another conversation runs in a sandbox of its own, and each is removed when its conversation ends',
+    async (name, plant, use) => {
+      await withManager(async (manager) => {
+        const executors = new CodeExecutors(() => new CodeExecutor({ manager }));
+        const ends = new ConversationContainers(
+          () => undefined,
+          (c) => executors.end(c),
+        );
+        const first = {};
+        const second = {};
+        try {
+          const planted = await executors.for(first).execute({ language: 'python', code: `${plant}\nimport os\nprint(os.listdir("."))` });
+          expect(planted.result.stdout).toContain(name.includes('/') ? 'base64' : name);
+          // The module in place, as `python3 -` would see it: what the next conversation must not get.
+          const used = await executors.for(second).execute({ language: 'bash', code: `ls; python3 -c ${JSON.stringify(use)}` });
+          expect(used.result.stdout).not.toContain('PLANTED');
+          expect(used.containerName).not.toBe(planted.containerName);
+          const py = await executors.for(second).execute({ language: 'python', code: use });
+          expect(py.result).toMatchObject({ exitCode: 0, stdout: EXPECTED[name] });
+          await ends.end(first);
+          expect((await inspectContainer(planted.containerName))?.State.Running ?? false).toBe(false);
+          expect((await inspectContainer(used.containerName))?.State.Running).toBe(true);
+          expect(executors.size).toBe(1);
+        } finally {
+          await ends.end(first);
+          await ends.end(second);
+        }
+      });
+    },
+  );
 });

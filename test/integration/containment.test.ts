@@ -111,6 +111,10 @@ describe('a container stopped from outside while a command runs is named, not an
 });
 
 describe('the disk limit, on this machine\u2019s storage driver', () => {
+  const MiB = 1024 ** 2;
+  /** The writable layer's size as the engine counts it (SizeRw). */
+  const layerBytes = async (id: string) => Number((await dockerOk(['inspect', '--size', '-f', '{{.SizeRw}}', id])).trim());
+
   test.concurrent(
     'writing past limits.disk stops the command and names it; writing under it does not; the container stays usable',
     async () => {
@@ -119,8 +123,12 @@ describe('the disk limit, on this machine\u2019s storage driver', () => {
           const sb = await manager.start();
           const under = await sb.exec('dd if=/dev/zero of=/under bs=1M count=40 2>/dev/null; echo wrote');
           expect(under).toMatchObject({ exitCode: 0, diskLimitHit: false, stdout: 'wrote\n' });
-          // Enforced by the engine where the driver has quotas (then dd fails with ENOSPC), else measured.
-          const over = await sb.exec('dd if=/dev/zero of=/over bs=1M count=600 2>&1; sleep 5; echo finished', { timeoutMs: 60_000 });
+          // Enforced by the engine where the driver has quotas (then dd fails with ENOSPC), else
+          // measured: many files, each under the limit, together over it.
+          const over = await sb.exec(
+            'i=0; while [ $i -lt 12 ]; do dd if=/dev/zero of=/over$i bs=1M count=50 2>&1; i=$((i+1)); done; sleep 5; echo finished',
+            { timeoutMs: 60_000 },
+          );
           expect(['engine', 'measured']).toContain(manager.diskEnforcement);
           if (manager.diskEnforcement === 'measured') {
             expect(over).toMatchObject({ diskLimitHit: true, exitCode: 137, timedOut: false });
@@ -129,7 +137,7 @@ describe('the disk limit, on this machine\u2019s storage driver', () => {
           } else {
             expect(over.stdout).toMatch(/No space left on device/);
           }
-          expect((await sb.exec('rm -f /over /under; echo ok')).stdout).toBe('ok\n');
+          expect((await sb.exec('rm -f /over* /under; echo ok')).stdout).toBe('ok\n');
         },
         { overrides: { limits: { disk: '128m' } } },
       );
@@ -137,22 +145,78 @@ describe('the disk limit, on this machine\u2019s storage driver', () => {
     90_000,
   );
 
-  test.concurrent(
-    'a write faster than the first measurement (fallocate, then exit) is still found: measured at the command\u2019s end',
-    async () => {
+  // One file, however fast it is written, never passes the limit: the largest file a process
+  // may write is the limit itself (no watch has to win a race).
+  test.concurrent.each([
+    ['dd at full speed', 'dd if=/dev/zero of=/fast bs=4M count=128'],
+    ['fallocate', 'fallocate -l 512M /fast'],
+    ['a sparse file extended past it', 'truncate -s 600M /fast'],
+    ['python writing one file', "python3 -c \"f=open('/fast','wb')\nfor i in range(512): f.write(bytes(1048576))\""],
+  ])(
+    '%s: refused at the limit; the layer stays under it',
+    async (_what, writer) => {
       await withManager(
         async (manager) => {
           const sb = await manager.start({ image: PYTHON_IMAGE });
-          const r = await sb.exec('fallocate -l 300M /fast && echo done', { timeoutMs: 60_000 });
-          if (manager.diskEnforcement === 'measured') {
-            expect(r).toMatchObject({ exitCode: 0, diskLimitHit: true, stdout: 'done\n', timedOut: false });
-            expect(r.reason).toMatch(/wrote past the disk limit: .* over 128 MiB \(limits\.disk\): remove files/);
-            expect(r.reason).not.toMatch(/killed/);
-          } else {
-            expect(r.stderr).toMatch(/No space left on device/);
-          }
-          // Under the limit again once the file is gone.
+          const r = await sb.exec(`${writer}; echo "exit $?"; ls -l /fast`, { timeoutMs: 60_000 });
+          if (manager.diskEnforcement !== 'measured') return;
+          expect(r.stdout).not.toMatch(/^exit 0$/m);
+          expect(await layerBytes(sb.id)).toBeLessThanOrEqual(128 * MiB + 64 * 1024);
           expect(await sb.exec('rm -f /fast; echo ok')).toMatchObject({ stdout: 'ok\n', diskLimitHit: false });
+        },
+        { overrides: { limits: { disk: '128m' } } },
+      );
+    },
+    90_000,
+  );
+
+  // A writer left running by a command that has returned (started with setsid, as a service
+  // meant to outlive its command is): the limit holds between commands.
+  test.concurrent.each([
+    [
+      'a daemon writing 16 MiB files',
+      "setsid sh -c 'i=0; while :; do dd if=/dev/zero of=/bg$i bs=1M count=16 2>/dev/null; i=$((i+1)); sleep 0.2; done' >/dev/null 2>&1 < /dev/null &",
+    ],
+    [
+      'a daemon that starts writing late, fast',
+      "setsid sh -c 'sleep 3; i=0; while :; do dd if=/dev/zero of=/bg$i bs=1M count=32 2>/dev/null; i=$((i+1)); done' >/dev/null 2>&1 < /dev/null &",
+    ],
+    [
+      'a daemon writing many small files',
+      "setsid sh -c 'sleep 2; i=0; while :; do head -c 1048576 /dev/zero > /bg$i; i=$((i+1)); done' >/dev/null 2>&1 < /dev/null &",
+    ],
+    [
+      'a double fork',
+      'sh -c \'setsid sh -c "i=0; while :; do dd if=/dev/zero of=/bg\\$i bs=1M count=8 2>/dev/null; i=\\$((i+1)); sleep 0.1; done" >/dev/null 2>&1 < /dev/null &\' &',
+    ],
+  ])(
+    '%s: stopped when the layer passes the limit, and the next answer says why',
+    async (_what, start) => {
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start();
+          // A moment for the daemon to leave the command's group: the command's end stops what is still in it.
+          const started = await sb.exec(`${start} sleep 1; echo started`);
+          expect(started).toMatchObject({ exitCode: 0, stdout: 'started\n', diskLimitHit: false });
+          if (manager.diskEnforcement !== 'measured') return;
+          // No command runs now: the writer is found and stopped all the same.
+          await waitFor('the layer to pass the limit', async () => ((await layerBytes(sb.id)) > 128 * MiB ? true : undefined), 30_000, 100);
+          // Nothing is left but the container's init and its keep-alive.
+          const processes = async () => (await dockerOk(['top', sb.id, '-o', 'pid,args'])).trim().split('\n').slice(1);
+          await waitFor('the writer to be stopped', async () => ((await processes()).length === 2 ? true : undefined), 30_000, 250);
+          expect((await processes()).join('\n')).toMatch(/^\s*\d+\s+\/sbin\/docker-init -- sleep \d+\n\s*\d+\s+sleep \d+$/);
+          // Stopped soon after the limit: at most about two seconds of writes past it (between
+          // commands the layer is looked at every 1-2 s), where unwatched it writes until the disk is full.
+          const used = await layerBytes(sb.id);
+          expect(used).toBeGreaterThan(128 * MiB);
+          expect(used).toBeLessThan(1024 * MiB);
+          const next = await sb.exec('echo next');
+          expect(next).toMatchObject({ stdout: 'next\n', diskLimitHit: true });
+          expect(next.reason).toMatch(
+            /between commands, the container's own files passed the disk limit .* over 128 MiB, limits\.disk\): the \d+ processes left running were killed/,
+          );
+          // Told once: the answer after that is about its own command.
+          expect(await sb.exec('rm -f /bg*; echo ok')).toMatchObject({ stdout: 'ok\n', diskLimitHit: false });
         },
         { overrides: { limits: { disk: '128m' } } },
       );

@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SandboxManager } from '../../src/index.js';
+import { answerForModel, buildCommandAnswer } from '../../src/answer/command-answer.js';
 import { SESSION_MARKER } from '../../src/capture/session-folders.js';
 import { newTestSessionId, withManager, engineSuite } from '../support/engine.js';
 import { testConfig } from '../support/temp-dirs.js';
@@ -94,3 +95,56 @@ test('a log that cannot be written (its folder removed behind our back) does not
     await manager[Symbol.asyncDispose]();
   }
 }, 60_000);
+
+describe('a command that prints without end cannot fill the disk through its log', () => {
+  const MiB = 1024 ** 2;
+  // What runaway commands look like: a flood on stdout, one on stderr, both interleaved, and one that never ends.
+  test.each([
+    ['stdout', 'dd if=/dev/zero bs=1048576 count=40 2>/dev/null', { timeoutMs: 60_000 }, 40 * MiB],
+    ['stderr', 'dd if=/dev/zero bs=1048576 count=40 >&2 2>/dev/null; dd if=/dev/zero bs=1048576 count=40 >&2', { timeoutMs: 60_000 }, 0],
+    ['both streams interleaved', 'yes out | head -c 20971520 & yes err | head -c 20971520 >&2; wait', { timeoutMs: 60_000 }, 40 * MiB],
+    ['a command that never ends, stopped by its timeout', 'yes', { timeoutMs: 3000 }, 0],
+  ])(
+    '%s',
+    async (_name, cmd, options, exactBytes) => {
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start();
+          const r = await sb.exec(cmd, options);
+          const total = r.bytes.stdout + r.bytes.stderr;
+          if (exactBytes) expect(total).toBe(exactBytes);
+          else expect(total).toBeGreaterThan(4 * MiB);
+          const log = readFileSync(r.logPath);
+          expect(log.length).toBeLessThan(2 * MiB + 1024);
+          expect(log.toString('latin1')).toContain(`${total - 2 * MiB} bytes in the middle were dropped (logs.maxCommandBytes`);
+          expect(r.logCut).toContain(`${total - 2 * MiB} bytes in the middle were dropped`);
+          // The answer says it too, and the metadata beside the log.
+          const answer = answerForModel(await buildCommandAnswer(r));
+          expect(answer.logCut).toBe(r.logCut);
+          expect(JSON.parse(readFileSync(r.logPath.replace(/\.log$/, '.json'), 'utf8'))).toMatchObject({ logCut: r.logCut });
+          // Nothing else was left beside it (the tail's ring is removed).
+          expect(readdirSync(dirname(r.logPath)).filter((f) => f.endsWith('.log'))).toEqual([
+            r.logPath.slice(dirname(r.logPath).length + 1),
+          ]);
+        },
+        { overrides: { logs: { maxCommandBytes: '2m' } } },
+      );
+    },
+    120_000,
+  );
+
+  test("the session's logs together stay under logs.maxSessionBytes", async () => {
+    await withManager(
+      async (manager) => {
+        const sb = await manager.start();
+        const results = [];
+        for (let i = 0; i < 4; i++) results.push(await sb.exec('dd if=/dev/zero bs=1048576 count=3 2>/dev/null'));
+        const sizes = results.map((r) => readFileSync(r.logPath).length);
+        expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThan(5 * MiB + 4096);
+        expect(results[3]!.logCut).toContain('logs.maxSessionBytes');
+        expect(results.every((r) => r.bytes.stdout === 3 * MiB)).toBe(true);
+      },
+      { overrides: { logs: { maxCommandBytes: '4m', maxSessionBytes: '5m' } } },
+    );
+  }, 120_000);
+});

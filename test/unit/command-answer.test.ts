@@ -239,7 +239,7 @@ describe('buildCommandAnswer', () => {
     const a = await buildCommandAnswer(execResult(out, { exitCode: 1, timedOut: true, reason: 'timed out after 5 ms' }), { summarizer });
     expect(a).toMatchObject({
       exitCode: 1,
-      summary: 'It failed.',
+      summary: 'FAILED: exit code 1, timed out.\nIt failed.',
       summaryKind: 'model',
       keyLines: ['AssertionError: expected 3'],
       timedOut: true,
@@ -284,7 +284,8 @@ describe('buildCommandAnswer', () => {
       summarizer: recordingSummarizer(sentences).summarizer,
     });
     expect(beside.keyLines).toEqual(['src/a.c:1:2: error: boom']);
-    expect(beside.summary!.length).toBeLessThanOrEqual(300);
+    expect(beside.summary!.startsWith('FAILED: exit code 1.\n')).toBe(true);
+    expect(beside.summary!.length).toBeLessThanOrEqual(300 + 'FAILED: exit code 1.\n'.length);
     expect(beside.summary!.endsWith('file.')).toBe(true);
   });
 

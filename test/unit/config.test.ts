@@ -53,7 +53,14 @@ describe('loadConfig: defaults', () => {
     expect(c.mountAllow).toEqual([]);
     expect(c.ttlSeconds).toBe(7200);
     expect(c.exec).toEqual({ timeoutMs: 300_000, maxBytes: 16 * 1024, maxLines: 500 });
-    expect(c.logs).toEqual({ dir: join(homedir(), '.local', 'state', 'genaicode-docker', 'logs'), maxTotalBytes: GiB, maxAgeDays: 14 });
+    expect(c.logs).toEqual({
+      dir: join(homedir(), '.local', 'state', 'genaicode-docker', 'logs'),
+      maxTotalBytes: GiB,
+      maxAgeDays: 14,
+      maxCommandBytes: 64 * 1024 ** 2,
+      maxSessionBytes: GiB,
+      minFreeBytes: GiB,
+    });
     expect(c.allowRootWithWritableMounts).toBe(false);
     expect(c.plugin).toEqual({ confirmStart: true, summaryThresholdBytes: 2048 });
     expect(c.task).toEqual({ maxCommands: 25, budgetMs: 15 * 60_000, network: 'bridge' });
@@ -62,10 +69,10 @@ describe('loadConfig: defaults', () => {
 
 describe('loadConfig: the config file', () => {
   test('is found next to .genaicoderc, searched up from a nested working folder', () => {
-    const p = project({ limits: { memory: '1g' }, network: 'bridge' });
+    const p = project({ limits: { memory: '256m' }, network: 'bridge' });
     const c = loadConfig({ cwd: p.nested, env: {} });
     expect(c.projectRoot).toBe(p.root);
-    expect(c.limits.memory).toBe(GiB);
+    expect(c.limits.memory).toBe(256 * MiB);
     expect(c.network).toBe('bridge');
     expect(c.sources).toEqual(['defaults', p.file]);
   });
@@ -152,7 +159,7 @@ describe('loadConfig: environment', () => {
 describe('loadConfig: precedence defaults < file < env < overrides', () => {
   test('each value comes from the latest source that sets it; objects merge, arrays replace', () => {
     const p = project({
-      limits: { memory: '1g', cpus: 2, pids: 100 },
+      limits: { memory: '256m', cpus: 0.5, pids: 100 },
       exec: { timeoutMs: 5000 },
       images: { allow: ['python:3*', 'node:*'] },
       workdir: '/src',
@@ -167,7 +174,7 @@ describe('loadConfig: precedence defaults < file < env < overrides', () => {
       },
       overrides: { limits: { pids: 300 } },
     });
-    expect(c.limits).toEqual({ memory: GiB, cpus: 3, pids: 300, disk: 2 * GiB });
+    expect(c.limits).toEqual({ memory: 256 * MiB, cpus: 3, pids: 300, disk: 2 * GiB });
     expect(c.exec).toEqual({ timeoutMs: 5000, maxBytes: 4096, maxLines: 500 });
     expect(c.images.allow).toEqual(['c:*']);
     expect(c.workdir).toBe('/src');

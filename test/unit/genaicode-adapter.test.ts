@@ -491,7 +491,7 @@ describe('runCommand and stopContainer', () => {
     expect(summarize.options).toBe(props.options);
     expect(summarize.prompt.map((p) => p.type)).toEqual(['systemPrompt', 'user']);
     expect(ScriptedModel.userText(summarize)).toContain('Command: make\nExit code: 2');
-    expect(answer).toMatchObject({ exitCode: 2, summary: 'The build failed in module 399.' });
+    expect(answer).toMatchObject({ exitCode: 2, summary: 'FAILED: exit code 2.\nThe build failed in module 399.' });
     expect(answer['logPath']).toBeUndefined();
     expect(answer.keyLines).toContain('error: module 399 failed');
   });

@@ -364,9 +364,9 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
     expect(e.message).toContain("this project's image allowlist");
   });
 
-  test('tuning and narrowing are fine: limits, network, a tighter allowlist, more local-only images, asking first', () => {
+  test('tuning and narrowing are fine: lower limits, network, a tighter allowlist, more local-only images, asking first', () => {
     const root = withProjectFile({
-      limits: { memory: '1g', pids: 512 },
+      limits: { memory: '256m', pids: 128 },
       network: 'bridge',
       images: { allow: ['python:3.12*', 'genaicode-docker/sandbox-python:*'], localOnly: ['genaicode-docker/*', 'team/*'], pull: false },
       plugin: { confirmStart: true },

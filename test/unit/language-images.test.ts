@@ -64,7 +64,7 @@ describe('the image of a language', () => {
     expect(syncSandboxError(load({ GENAICODE_DOCKER_IMAGE_COBOL: 'x:1' })).message).toMatch(/Unknown environment variable/);
   });
 
-  test("a project's file may map a language but not set the registry; its image still has to be on the user's allowlist", async () => {
+  test("a project's file may set neither the registry nor a language's image from a registry; the user's may, on the user's allowlist", async () => {
     const root = project();
     writeFileSync(join(root, CONFIG_FILE_NAME), JSON.stringify({ images: { registry: 'evil.example.com' } }));
     const refused = syncSandboxError(() => loadConfig({ cwd: root, env: { XDG_CONFIG_HOME: tempDir() } }));
@@ -72,7 +72,17 @@ describe('the image of a language', () => {
     expect(refused.message).toMatch(/images\.registry decides which registry/);
 
     writeFileSync(join(root, CONFIG_FILE_NAME), JSON.stringify({ images: { languages: { python: 'evil.example.com/python:1' } } }));
-    const config = loadConfig({ cwd: root, env: { XDG_CONFIG_HOME: tempDir() }, overrides: { logs: { dir: join(root, 'logs') } } });
+    const mapped = syncSandboxError(() => loadConfig({ cwd: root, env: { XDG_CONFIG_HOME: tempDir() } }));
+    expect(mapped.code).toBe('INVALID_CONFIG');
+    expect(mapped.message).toMatch(/images\.languages\.python names evil\.example\.com\/python:1, which would be pulled from a registry/);
+
+    // Set by the user (here in code), it is still checked against the allowlist.
+    writeFileSync(join(root, CONFIG_FILE_NAME), '{}');
+    const config = loadConfig({
+      cwd: root,
+      env: { XDG_CONFIG_HOME: tempDir() },
+      overrides: { logs: { dir: join(root, 'logs') }, images: { languages: { python: 'evil.example.com/python:1' } } },
+    });
     expect(imageForLanguage(config, 'python')).toBe('evil.example.com/python:1');
     const engine = new FakeEngine({ images: [DEFAULT_IMAGE] });
     expect((await sandboxError(() => chooseImage(config, engine, { language: 'python' }))).code).toBe('IMAGE_NOT_ALLOWED');

@@ -91,7 +91,7 @@ describe('a summary that contradicts the exit code is not used', () => {
   test('an honest model summary is still used', async () => {
     const r = result(1, 'line of output\n'.repeat(300));
     const answer = await buildCommandAnswer(r, { thresholdBytes: 100, summarizer: async () => '3 tests failed (exit code 1).' });
-    expect(answer).toMatchObject({ summaryKind: 'model', summary: '3 tests failed (exit code 1).' });
+    expect(answer).toMatchObject({ summaryKind: 'model', summary: 'FAILED: exit code 1.\n3 tests failed (exit code 1).' });
   });
 });
 
@@ -121,5 +121,39 @@ describe('invisible characters are shown to the model by name', () => {
       exitCode: 1,
       nested: { s: '<U+FEFF>' },
     });
+  });
+});
+
+describe('a failed command: the answer leads with the failure, whatever the summary says', () => {
+  // Success claimed without one word of a list: the phrasings that passed the word list.
+  const PHRASINGS = [
+    'Everything went as expected.',
+    'The build completed; all 42 modules compiled.',
+    'Tests: 12/12 \u2713',
+    'Done. The output looks right.',
+    'The migration applied all 7 steps.',
+    'Completed in 3.2 s with the results shown below.',
+  ];
+  test.each(
+    PHRASINGS.flatMap((summary) => [
+      [summary, 1, {}, 'FAILED: exit code 1.'],
+      [summary, 139, {}, 'FAILED: exit code 139, killed by SIGSEGV.'],
+      [summary, 124, { timedOut: true }, 'FAILED: exit code 124, timed out.'],
+      [summary, 137, { oomKilled: true }, 'FAILED: exit code 137, killed by the memory limit.'],
+    ]) as Array<[string, number, Partial<ExecResult>, string]>,
+  )('%j with exit %i: the first line is ours', async (summary, exitCode, flags, first) => {
+    const r = { ...result(exitCode, 'line of build output\n'.repeat(300)), ...flags };
+    const answer = await buildCommandAnswer(r, { thresholdBytes: 100, summarizer: async () => summary });
+    expect(answer.summary!.split('\n')[0]).toBe(first);
+  });
+
+  test('the extractive summary leads with it too; a success has no such line', async () => {
+    const failed = await buildCommandAnswer(result(2, 'line of output\n'.repeat(300)), { thresholdBytes: 100 });
+    expect(failed.summary!.split('\n')[0]).toBe('FAILED: exit code 2.');
+    const ok = await buildCommandAnswer(result(0, 'line of output\n'.repeat(300)), {
+      thresholdBytes: 100,
+      summarizer: async () => 'Printed 300 lines.',
+    });
+    expect(ok.summary).toBe('Printed 300 lines.');
   });
 });

@@ -16,7 +16,7 @@ export const CODE_EXECUTE = defineActionSpec({
     'Run a Python 3 or bash snippet in a sandbox (python3, bash, curl; read-only root, writable /tmp), without managing a container.',
   returns:
     '{ exitCode, stdout, stderr?, timedOut?, container: "reused" | "new", stateLost? }; output over the limit is cut and comes with summary, keyLines and logPath',
-  note: 'Calls share one kept-alive container: only files (in /tmp) carry state from call to call, and a replaced container (stateLost) has none.',
+  note: "Calls of this conversation share one kept-alive container: only files (in /tmp) carry state from call to call, and a replaced container (stateLost) has none; the working folder is not on Python's import path.",
   args: z.object({
     language: z.enum(CODE_LANGUAGES).describe('python (run by python3) or bash'),
     code: z
@@ -45,7 +45,9 @@ export function createCodeExecuteHandler(runtime: PluginRuntime): { handler: Act
       throw new SandboxError('INVALID_CONFIG', 'codeExecute is turned off in this configuration (codeExecute.enabled=false).');
     await props.waitIfPaused();
     const signal = host.abortSignal();
-    const run = await runtime.codeExecutor().execute({
+    // One sandbox per conversation, retired when it ends (or the user interrupts it).
+    runtime.conversations().watch(props.prompt, signal);
+    const run = await runtime.codeExecutor(props.prompt).execute({
       language: args.language,
       code: args.code,
       ...(args.timeoutSeconds !== undefined ? { timeoutSeconds: args.timeoutSeconds } : {}),

@@ -5,6 +5,7 @@ import type { PluginRuntime } from '../../../plugin-runtime.js';
 import type { Sandbox } from '../../../../sandbox/sandbox.js';
 import type { StartOptions } from '../../../../sandbox/sandbox-manager.js';
 import type { Language } from '../../../../config/languages.js';
+import { projectChangedText } from '../../../../config/project-trust.js';
 import { chooseImage, type ImageChoice } from '../../../../sandbox/golden-images.js';
 
 type StartOutcome =
@@ -53,7 +54,7 @@ export async function confirmAndStart(
         ? 'project not mounted'
         : `project ${config.projectRoot} mounted ${mountDescription(project)} at ${config.workdir}`;
     const limits = `${mount}; memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
-    const question = `Start a Docker container from ${image}${request.name ? ` named ${request.name}` : ''} ${request.purpose}? (${limits})`;
+    const question = `Start a Docker container from ${image}${request.name ? ` named ${request.name}` : ''} ${request.purpose}? (${limits})${projectChangedText(config)}`;
     if (!(await host.confirm(question, hostOptions))) {
       return { ok: false, answer: { error: `The user declined to start a container from ${image}.`, code: 'USER_DECLINED' } };
     }
