@@ -20,6 +20,7 @@ const LAYERS: Array<{ name: string; holds: (path: string) => boolean }> = [
   { name: 'answer', holds: (p) => p.startsWith('answer/') },
   { name: 'task', holds: (p) => p.startsWith('task/') },
   { name: 'code', holds: (p) => p.startsWith('code/') },
+  { name: 'actions', holds: (p) => p.startsWith('actions/') },
   { name: 'genaicode adapter', holds: (p) => p.startsWith('prompt/') },
   { name: 'entry points', holds: (p) => p.startsWith('cli/') || p === 'plugin.ts' || p === 'index.ts' },
 ];

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { argumentList } from '../../src/function-def.js';
-import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../src/prompt/steps/step-ask-question/handlers/docker.js';
-import { RUN_CONTAINER_TASK } from '../../src/prompt/steps/step-ask-question/handlers/run-container-task.js';
+import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../src/actions/container-specs.js';
+import { RUN_CONTAINER_TASK } from '../../src/actions/task-spec.js';
 
 /** The README's table of actions names exactly the arguments each action's schema takes. */
 const README = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'README.md'), 'utf8');
