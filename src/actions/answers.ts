@@ -4,6 +4,8 @@ import { SandboxError } from '../errors.js';
 import type { ReadFileResult } from '../sandbox/container-files.js';
 import type { ExecResult } from '../sandbox/exec-types.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { ImageChoice } from '../sandbox/golden-images.js';
 
 /**
  * Answers every host gives in the same words: the line a person reads for one command, the
@@ -41,7 +43,7 @@ export function noSuchContainer(manager: SandboxManager, containerId: string): S
 }
 
 /** Lines with their numbers, as an editor shows them: "  12| text". */
-function numbered(r: ReadFileResult): string {
+export function numbered(r: { text: string; startLine: number; endLine: number }): string {
   const lines = r.text.split('\n');
   if (r.text.endsWith('\n')) lines.pop();
   const width = String(r.endLine).length;
@@ -61,4 +63,28 @@ export function readFileAnswer(r: ReadFileResult): Record<string, unknown> {
         text: numbered(r),
         ...(r.note ? { note: r.note } : {}),
       };
+}
+
+/** startContainer's answer and the line a person reads; `lifetime` says when the container goes, in the host's terms. */
+export function startAnswer(
+  sandbox: Sandbox,
+  choice: ImageChoice,
+  lifetime: string,
+): { answer: Record<string, unknown>; userText: string } {
+  const mounted = sandbox.info.project;
+  const where = mounted ? `${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` : undefined;
+  return {
+    answer: {
+      id: sandbox.id.slice(0, 12),
+      name: sandbox.name,
+      status: 'running',
+      image: choice.image,
+      ...(choice.language ? { language: choice.language } : {}),
+      ...(choice.note ? { note: choice.note } : {}),
+      expiresAt: sandbox.info.expiresAt.toISOString(),
+      lifetime,
+      ...(where ? { project: where } : {}),
+    },
+    userText: `Started container ${sandbox.name} from ${choice.image}${choice.language ? ` (${choice.language})` : ''}${where ? ` with the project ${where}` : ''}.${choice.note ? ` Note: ${choice.note}.` : ''}`,
+  };
 }

@@ -6,7 +6,7 @@ import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine } from '../../../../actions/action-spec.js';
 import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../../../actions/container-specs.js';
-import { commandUserText, noSuchContainer } from '../../../../actions/answers.js';
+import { commandUserText, noSuchContainer, startAnswer } from '../../../../actions/answers.js';
 import { defineAction } from './define-action.js';
 
 export function createDockerActionHandlers(
@@ -25,23 +25,12 @@ export function createDockerActionHandlers(
       conversation: { prompt: props.prompt, keep },
     });
     if (!started.ok) return reply(started.answer, started.answer.error, true);
-    const { sandbox, choice } = started;
-    const mounted = sandbox.info.project;
-    const answer = {
-      id: sandbox.id.slice(0, 12),
-      name: sandbox.name,
-      status: 'running',
-      image: choice.image,
-      ...(choice.language ? { language: choice.language } : {}),
-      ...(choice.note ? { note: choice.note } : {}),
-      expiresAt: sandbox.info.expiresAt.toISOString(),
-      lifetime: keep ? 'kept after this conversation, until stopContainer or expiresAt' : 'removed when this conversation ends',
-      ...(mounted ? { project: `${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` } : {}),
-    };
-    return reply(
-      answer,
-      `Started container ${sandbox.name} from ${choice.image}${choice.language ? ` (${choice.language})` : ''}${mounted ? ` with the project ${mounted.mount === 'rw' ? 'writable' : 'read-only'} at ${mounted.containerRoot}` : ''}.${choice.note ? ` Note: ${choice.note}.` : ''}`,
+    const { answer, userText } = startAnswer(
+      started.sandbox,
+      started.choice,
+      keep ? 'kept after this conversation, until stopContainer or expiresAt' : 'removed when this conversation ends',
     );
+    return reply(answer, userText);
   });
 
   const runCommand = defineAction(runtime, RUN_COMMAND, async ({ args, host, props, reply }) => {
