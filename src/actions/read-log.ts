@@ -1,10 +1,9 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod/v4';
 import { SandboxError } from '../errors.js';
-import { isWithin } from '../paths.js';
+import { isWithin, realPathOf } from '../paths.js';
 import { defineActionSpec } from './action-spec.js';
 import { numbered } from './answers.js';
 
@@ -59,14 +58,10 @@ export async function readLogLines(
   caps: { maxLines: number; maxBytes: number },
 ): Promise<LogLines> {
   if (!isAbsolute(logPath)) throw notALog(logPath, logsDir);
-  let real: string;
-  let root: string;
-  try {
-    root = realpathSync(logsDir);
-    real = realpathSync(resolve(logPath));
-  } catch {
-    throw new SandboxError('FILE_OPERATION_FAILED', `No log at ${logPath}.`, { data: { path: logPath, reason: 'not found' } });
-  }
+  // Links resolved (through the deepest part that exists) before the check: a path that
+  // only looks as if it were in the log folder is refused.
+  const root = realPathOf(logsDir);
+  const real = realPathOf(resolve(logPath));
   if (!isWithin(real, root) || real === root) throw notALog(logPath, logsDir);
   const startLine = range.startLine ?? 1;
   if (range.endLine !== undefined && range.endLine < startLine)
@@ -75,9 +70,14 @@ export async function readLogLines(
     });
   const lastWanted = Math.min(range.endLine ?? Number.MAX_SAFE_INTEGER, startLine + caps.maxLines - 1);
   const file = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW).catch((e: unknown) => {
-    throw new SandboxError('FILE_OPERATION_FAILED', `Cannot open the log ${logPath}: ${e instanceof Error ? e.message : String(e)}`, {
-      data: { path: logPath, reason: 'failed' },
-    });
+    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new SandboxError(
+      'FILE_OPERATION_FAILED',
+      missing ? `No log at ${logPath}.` : `Cannot open the log ${logPath}: ${e instanceof Error ? e.message : String(e)}`,
+      {
+        data: { path: logPath, reason: missing ? 'not found' : 'failed' },
+      },
+    );
   });
   try {
     if (!(await file.stat()).isFile())
@@ -131,7 +131,7 @@ export async function readLogLines(
       logPath,
       startLine,
       endLine,
-      text: numbered({ text, startLine, endLine }),
+      text: lines === 0 ? '' : numbered({ text, startLine, endLine }),
       ...(totalLines !== undefined ? { totalLines } : {}),
       ...(note ? { note } : {}),
     };
