@@ -76,6 +76,7 @@ export async function runMcpServer(options: McpServerOptions = {}): Promise<stri
   const ending = new AbortController();
   const inFlight = new Set<Promise<unknown>>();
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const received = performance.now();
     const tool = MCP_TOOLS.find((t) => t.spec.name === request.params.name);
     const ctx: ToolContext = {
       runtime,
@@ -83,20 +84,34 @@ export async function runMcpServer(options: McpServerOptions = {}): Promise<stri
       summarizer: clientSamples(server) ? samplingSummarizer(server) : undefined,
       taskModel: taskModel(),
     };
+    let toolMs = 0;
     const run = (async () => {
       if (!tool || !(tool.available?.(ctx) ?? true))
         throw new SandboxError('INVALID_ARGUMENT', `No tool ${JSON.stringify(request.params.name)} here: tools/list names them.`, {
           data: { tool: request.params.name },
         });
       if (ending.signal.aborted) throw new SandboxError('ABORTED', 'The server is ending: its containers are being removed.');
-      return tool.call(request.params.arguments, ctx);
+      const began = performance.now();
+      try {
+        return await tool.call(request.params.arguments, ctx);
+      } finally {
+        toolMs = performance.now() - began;
+      }
     })().catch((e: unknown) => {
       debug('tool %s failed: %s', request.params.name, e instanceof Error ? (e.stack ?? e.message) : String(e));
       return errorOutcome(e);
     });
     inFlight.add(run);
     try {
-      return toolResult(await run);
+      const result = toolResult(await run);
+      // What the server adds around the tool's own work, for bench/mcp.mjs and for a slow call.
+      debug(
+        'tool %s: %s ms in the tool, %s ms in the server',
+        request.params.name,
+        toolMs.toFixed(3),
+        (performance.now() - received).toFixed(3),
+      );
+      return result;
     } finally {
       inFlight.delete(run);
     }
