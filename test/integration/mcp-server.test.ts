@@ -4,7 +4,8 @@
  * stopped, code run, failures as isError results with the closed codes, the client's model
  * used through sampling, and no container left when the client goes.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { actionFunctionDef } from '../../src/actions/action-spec.js';
@@ -27,6 +28,19 @@ afterAll(async () => {
   await Promise.all(sessions.map((s) => s.client.close().catch(() => undefined)));
   removeTempDirs();
 });
+
+function dockerTop(name: string): string {
+  return execFileSync('docker', ['top', name], { encoding: 'utf8' });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const ownedBy = (pid: number) => ({ 'genaicode-docker.owner': `${hostname()}:${pid}` });
 
@@ -51,7 +65,8 @@ test('tools/list: every tool with the schema the GenAIcode action has, and annot
     'readLog',
   ]);
   // One place per fact: the same JSON Schema the plugin's function definition has, notes included.
-  const config = loadConfig({ cwd: ROOT, env: {} });
+  // The server's configuration: its own project folder and config home, no GENAICODE_DOCKER_* set.
+  const config = loadConfig({ cwd: tempDir('gcd-mcp-project-'), env: { XDG_CONFIG_HOME: tempDir('gcd-mcp-config-') } });
   for (const spec of [RUN_COMMAND, READ_CONTAINER_FILE])
     expect(tools.find((t) => t.name === spec.name)?.inputSchema).toEqual(actionFunctionDef(spec, config).parameters);
   const byName = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
@@ -197,29 +212,10 @@ test('the client killed mid-command: the server removes its container and exits'
   );
   expect((await listManaged(ownedBy(serverPid))).map((c) => c.name)).toEqual([name]);
   // The command is running (its sleep is in the container) when the client is killed.
-  await waitFor(
-    'the command to run',
-    async () => {
-      const { execFileSync } = await import('node:child_process');
-      const ps = execFileSync('docker', ['top', name], { encoding: 'utf8' });
-      return ps.includes('sleep 600') ? true : undefined;
-    },
-    30_000,
-  );
+  await waitFor('the command to run', async () => (dockerTop(name).includes('sleep 600') ? true : undefined), 30_000);
   child.kill('SIGKILL');
   await waitFor('the container to be removed', async () => ((await listManaged(ownedBy(serverPid))).length ? undefined : true), 30_000);
-  await waitFor(
-    'the server to exit',
-    async () => {
-      try {
-        process.kill(serverPid, 0);
-        return undefined;
-      } catch {
-        return true;
-      }
-    },
-    15_000,
-  );
+  await waitFor('the server to exit', async () => (alive(serverPid) ? undefined : true), 15_000);
 }, 120_000);
 
 test('the client closing the connection with a container idle: removed too', async () => {
@@ -228,4 +224,48 @@ test('the client closing the connection with a container idle: removed too', asy
   expect((await listManaged(ownedBy(s.serverPid))).map((c) => c.name)).toEqual([id]);
   await s.client.close();
   await waitFor('the container to be removed', async () => ((await listManaged(ownedBy(s.serverPid))).length ? undefined : true), 30_000);
+}, 90_000);
+
+test('settings that allow more than a client takes: the result is cut to fit, with a marker; annotations follow the settings', async () => {
+  const configHome = tempDir('gcd-mcp-config-');
+  mkdirSync(join(configHome, 'genaicode-docker'));
+  writeFileSync(
+    join(configHome, 'genaicode-docker', 'config.json'),
+    JSON.stringify({
+      files: { maxReadBytes: '1m', maxReadLines: 1_000_000 },
+      codeExecute: { maxOutputChars: 500_000 },
+      project: { mount: 'rw' },
+    }),
+  );
+  const s = await open({ env: serverEnv({ XDG_CONFIG_HOME: configHome }) });
+  const { tools } = await s.client.listTools();
+  expect(tools.find((t) => t.name === 'runCommand')?.annotations).toMatchObject({ destructiveHint: true });
+  expect(tools.find((t) => t.name === 'writeContainerFile')?.annotations).toMatchObject({ destructiveHint: true });
+
+  // codeExecute's output is capped at capture already (exec.maxBytes), whatever maxOutputChars says.
+  const code = await s.call('codeExecute', { language: 'python', code: 'print("x" * 300_000)' });
+  expect((code.content[0] as { text: string }).text.length).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+  expect(answerOf(code)).toMatchObject({ exitCode: 0, logPath: expect.any(String) });
+
+  const id = answerOf(await s.call('startContainer', { image: MINIMAL_IMAGE })).name as string;
+  await s.call('runCommand', { containerId: id, cmd: 'seq 1 100000 > big.txt' });
+  const read = await s.call('readContainerFile', { containerId: id, path: 'big.txt', endLine: 100000 });
+  expect((read.content[0] as { text: string }).text.length).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+  const readAnswer = answerOf(read);
+  expect(readAnswer).toMatchObject({ startLine: 1, endLine: 100000, totalLines: 100000 });
+  expect(readAnswer.text).toMatch(/^ +1\| 1\n +2\| 2\n/);
+  expect(readAnswer.text).toMatch(/\[cut: \d+ more characters, over the client's limit for one result\]$/);
+  await s.call('stopContainer', { containerId: id });
+  await s.client.close();
+}, 120_000);
+
+test('the server stopped by a signal mid-command removes its container and exits', async () => {
+  const s = await open();
+  const id = answerOf(await s.call('startContainer', { image: MINIMAL_IMAGE })).name as string;
+  const running = s.call('runCommand', { containerId: id, cmd: 'sleep 600' }).catch((e: unknown) => e);
+  await waitFor('the command to run', async () => (dockerTop(id).includes('sleep 600') ? true : undefined), 30_000);
+  process.kill(s.serverPid, 'SIGTERM');
+  await waitFor('the container to be removed', async () => ((await listManaged(ownedBy(s.serverPid))).length ? undefined : true), 30_000);
+  await waitFor('the server to exit', async () => (alive(s.serverPid) ? undefined : true), 15_000);
+  await running;
 }, 90_000);
