@@ -43,7 +43,8 @@ export async function runMcpServer(options: McpServerOptions = {}): Promise<stri
   const runtime = createMcpRuntime(options);
   const env = options.env ?? process.env;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  // The low-level Server, not McpServer: McpServer answers invalid arguments with its own text; the closed error codes need our tools/call handler
+  // The low-level Server, not McpServer: McpServer checks the arguments itself and answers a
+  // bad one with its own text, where ours is an isError result with a closed code.
   const server = new Server(
     { name: 'genaicode-docker', version: PACKAGE_VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
