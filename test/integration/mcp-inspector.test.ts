@@ -19,12 +19,16 @@ beforeAll(async () => {
 afterAll(() => removeTempDirs());
 
 function inspector(args: string[]): { status: number | null; json: unknown; stderr: string } {
-  const r = spawnSync(INSPECTOR, ['--cli', process.execPath, CLI, 'mcp', ...args], {
-    cwd: tempDir('gcd-mcp-inspector-'),
-    env: serverEnv(),
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
+  // The inspector starts the server with a few variables of its own environment only: the
+  // state and config folders are passed with -e, so the logs go to a temporary folder.
+  const state = tempDir('gcd-mcp-inspector-state-');
+  const config = tempDir('gcd-mcp-inspector-config-');
+  const r = spawnSync(
+    INSPECTOR,
+    ['--cli', '-e', `XDG_STATE_HOME=${state}`, '-e', `XDG_CONFIG_HOME=${config}`, process.execPath, CLI, 'mcp', ...args],
+    { cwd: tempDir('gcd-mcp-inspector-'), env: serverEnv(), encoding: 'utf8', timeout: 90_000 },
+  );
+  expect(r.stderr).toContain(`logs in ${state}`);
   if (r.error) throw r.error;
   let json: unknown;
   try {
