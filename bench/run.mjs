@@ -23,7 +23,7 @@ const { SandboxManager, PACKAGE_VERSION } = await import('../dist/index.js');
 const { answerForModel, buildCommandAnswer } = await import('../dist/answer/command-answer.js');
 const L = await import('./lib.mjs');
 const { benchEngine } = await import('./bench-engine.mjs');
-const { commandUserText } = await import('../dist/prompt/steps/step-ask-question/handlers/docker.js');
+const { commandUserText } = await import('../dist/actions/answers.js');
 const { MINIMAL_IMAGE, MiB, docker, dockerToFile, fmtMs, fmtRatio, interleave, loadAvg, median, now, p90, rmQuiet, rssSampler, summarize } =
   L;
 

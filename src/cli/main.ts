@@ -18,6 +18,7 @@ import { task, type TaskCliOptions } from './task.js';
 import { images } from './images.js';
 import { LANGUAGES, type Language } from '../config/languages.js';
 import { displayLines, displayText } from '../display-text.js';
+import { runMcpServer } from '../mcp/mcp-server.js';
 
 // What the CLI prints quotes the config, the engine and models: control and invisible
 // characters are shown by name (displayLines). Only `run` passes its command's own output
@@ -194,6 +195,16 @@ program
       progress: (text) => process.stderr.write(text),
       tty: process.stderr.isTTY === true,
     });
+  });
+
+program
+  .command('mcp')
+  .description('serve the sandboxes to an MCP client over stdio (Claude Code, Codex, Cursor, VS Code): see docs/mcp.md')
+  .option('--project <dir>', "the user's project, mounted on request and searched for .genaicode-docker.json (default: the working folder)")
+  .action(async (o: { project?: string }) => {
+    await runMcpServer({ ...(o.project ? { cwd: resolve(o.project) } : {}) });
+    // Ended (input closed, client gone, a signal) with its containers removed: nothing left to wait for.
+    process.exit(process.exitCode ?? 0);
   });
 
 program

@@ -17,8 +17,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { actionListLine } from '../../src/prompt/steps/step-ask-question/handlers/action-spec.js';
-import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../src/prompt/steps/step-ask-question/handlers/docker.js';
+import { actionListLine } from '../../src/actions/action-spec.js';
+import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../src/actions/container-specs.js';
 import { docker, dockerOk, inspectContainer, MINIMAL_IMAGE, PYTHON_IMAGE, waitFor } from '../support/engine.js';
 import {
   actionAnswer,

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { answerForModel, buildCommandAnswer, type OutputSummarizer } from '../../src/answer/command-answer.js';
 import { StreamWindow } from '../../src/capture/stream-window.js';
-import { commandUserText } from '../../src/prompt/steps/step-ask-question/handlers/docker.js';
+import { commandUserText } from '../../src/actions/answers.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
 import { removeTempDirs, tempDir } from './helpers.js';
 

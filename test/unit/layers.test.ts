@@ -20,6 +20,8 @@ const LAYERS: Array<{ name: string; holds: (path: string) => boolean }> = [
   { name: 'answer', holds: (p) => p.startsWith('answer/') },
   { name: 'task', holds: (p) => p.startsWith('task/') },
   { name: 'code', holds: (p) => p.startsWith('code/') },
+  { name: 'actions', holds: (p) => p.startsWith('actions/') },
+  { name: 'mcp server', holds: (p) => p.startsWith('mcp/') },
   { name: 'genaicode adapter', holds: (p) => p.startsWith('prompt/') },
   { name: 'entry points', holds: (p) => p.startsWith('cli/') || p === 'plugin.ts' || p === 'index.ts' },
 ];
@@ -70,4 +72,16 @@ test('dockerode is imported only by the engine adapter; GenAIcode only by the ad
       misplaced.push(`${rel} imports genaicode`);
   }
   expect(misplaced).toEqual([]);
+});
+
+test('the two hosts stand side by side: the MCP server never imports the GenAIcode adapter, nor it the server', () => {
+  const crossing: string[] = [];
+  for (const file of sources()) {
+    const rel = relative(SRC, file).split('\\').join('/');
+    const side = rel.startsWith('mcp/') ? 'prompt/' : rel.startsWith('prompt/') ? 'mcp/' : undefined;
+    if (!side) continue;
+    for (const target of importsOf(file))
+      if (relative(SRC, target).split('\\').join('/').startsWith(side)) crossing.push(`src/${rel} imports src/${relative(SRC, target)}`);
+  }
+  expect(crossing).toEqual([]);
 });

@@ -3,15 +3,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES } from '../../src/errors.js';
 import { argumentList } from '../../src/function-def.js';
-import { CODE_EXECUTE } from '../../src/prompt/steps/step-ask-question/handlers/code-execute.js';
-import {
-  EDIT_CONTAINER_FILE,
-  LIST_CONTAINER_DIRECTORY,
-  READ_CONTAINER_FILE,
-  WRITE_CONTAINER_FILE,
-} from '../../src/prompt/steps/step-ask-question/handlers/container-files.js';
-import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../src/prompt/steps/step-ask-question/handlers/docker.js';
-import { RUN_CONTAINER_TASK } from '../../src/prompt/steps/step-ask-question/handlers/run-container-task.js';
+import { CODE_EXECUTE } from '../../src/actions/code-spec.js';
+import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../src/actions/container-specs.js';
+import { EDIT_CONTAINER_FILE, LIST_CONTAINER_DIRECTORY, READ_CONTAINER_FILE, WRITE_CONTAINER_FILE } from '../../src/actions/file-specs.js';
+import { RUN_CONTAINER_TASK } from '../../src/actions/task-spec.js';
 
 /** The README's front page: the actions table and the error list are checked against the code. */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

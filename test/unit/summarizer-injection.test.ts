@@ -1,6 +1,6 @@
 import { buildCommandAnswer, contradictsExit } from '../../src/answer/command-answer.js';
 import { showInvisible, showInvisibleIn } from '../../src/display-text.js';
-import { summarizePrompt } from '../../src/prompt/summarize-output.js';
+import { summarizePrompt } from '../../src/actions/summarize-prompt.js';
 import type { ExecResult } from '../../src/sandbox/exec-types.js';
 import { execResultOf } from './helpers.js';
 

@@ -7,6 +7,7 @@ import type { StartOptions } from '../../../../sandbox/sandbox-manager.js';
 import type { Language } from '../../../../config/languages.js';
 import { projectChangedText } from '../../../../config/project-trust.js';
 import { chooseImage, type ImageChoice } from '../../../../sandbox/golden-images.js';
+import { mountDescription } from '../../../../actions/answers.js';
 
 type StartOutcome =
   | { ok: true; sandbox: Sandbox; choice: ImageChoice }
@@ -74,13 +75,4 @@ export async function confirmAndStart(
   const sandbox = await runtime.manager().start(options);
   if (request.conversation && !request.conversation.keep) runtime.conversations().track(request.conversation.prompt, sandbox, signal);
   return { ok: true, sandbox, choice };
-}
-
-/** How a project mount is named to the user and the model. */
-export function mountDescription(mount: 'ro' | 'scratch' | 'rw'): string {
-  return mount === 'rw'
-    ? 'WRITABLE (changes applied after each command, checked; files the host runs held back)'
-    : mount === 'scratch'
-      ? 'as a scratch copy (writable, every write thrown away at the end)'
-      : 'read-only';
 }

@@ -4,7 +4,7 @@ import type { HostServices } from '../../../host/host-services.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { debug, swallowed } from '../../../../debug.js';
 import { actionResult, guarded } from './action-answer.js';
-import { actionFunctionDef, type ActionSpec } from './action-spec.js';
+import { actionFunctionDef, type ActionSpec } from '../../../../actions/action-spec.js';
 import { actionCall, requestArgs } from './structured-args.js';
 
 interface ActionContext<A> {

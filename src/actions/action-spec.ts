@@ -1,6 +1,6 @@
 import type { z } from 'zod/v4';
-import type { Config } from '../../../../config/config-schema.js';
-import { argumentList, functionDef, type FunctionDef } from '../../../../function-def.js';
+import type { Config } from '../config/config-schema.js';
+import { argumentList, functionDef, type FunctionDef } from '../function-def.js';
 
 /**
  * One plugin action, specified once. Its zod schema validates the model's arguments and is

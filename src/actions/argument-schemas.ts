@@ -1,8 +1,8 @@
 import { z } from 'zod/v4';
-import type { Config } from '../../../../config/config-schema.js';
-import { imageReferenceProblem } from '../../../../policy/image-ref.js';
-import { containerNameProblem, PROJECT_MOUNTS } from '../../../../policy/policy.js';
-import { LANGUAGES } from '../../../../config/languages.js';
+import type { Config } from '../config/config-schema.js';
+import { imageReferenceProblem } from '../policy/image-ref.js';
+import { containerNameProblem, PROJECT_MOUNTS } from '../policy/policy.js';
+import { LANGUAGES } from '../config/languages.js';
 
 /**
  * The argument types the model's actions share. Each is checked here, when the model's
