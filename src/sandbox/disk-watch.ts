@@ -46,7 +46,22 @@ export class DiskWatch {
     private readonly containerId: string,
     readonly limitBytes: number,
     private readonly stopWriter: () => Promise<string>,
+    /**
+     * What counts besides the engine's measure: `layer: false` where the engine enforces a
+     * quota on the layer itself; `outside`, bytes the container writes elsewhere that no
+     * quota sees (a project overlay's upper folder, on the host's disk).
+     */
+    private readonly counts: { layer: boolean; outside?: () => Promise<number> } = { layer: true },
   ) {}
+
+  /** The bytes that count against the limit now; undefined when nothing could be measured. */
+  private async usage(): Promise<number | undefined> {
+    const [layer, outside] = await Promise.all([
+      this.counts.layer ? this.engine.diskUsage(this.containerId) : Promise.resolve(0),
+      this.counts.outside ? this.counts.outside() : Promise.resolve(0),
+    ]);
+    return layer === undefined ? (this.counts.outside ? outside : undefined) : layer + outside;
+  }
 
   start(): void {
     this.schedule(ACTIVE_CHECK_MS);
@@ -84,7 +99,7 @@ export class DiskWatch {
    */
   async measure(): Promise<number | undefined> {
     const began = performance.now();
-    const used = await this.engine.diskUsage(this.containerId);
+    const used = await this.usage();
     if (used !== undefined && !this.stopped) {
       // Found by the command's own answer: not told again as a between-commands excess.
       this.over = used > this.limitBytes;
@@ -105,7 +120,7 @@ export class DiskWatch {
     const began = performance.now();
     let used: number | undefined;
     try {
-      used = await this.engine.diskUsage(this.containerId);
+      used = await this.usage();
     } catch (e) {
       swallowed('measuring the writable layer', e);
     }

@@ -1,3 +1,5 @@
+import { lstat, readdir } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { join, posix } from 'node:path';
 import { swallowed } from '../debug.js';
 import type { ContainerHelpers } from './container-helpers.js';
@@ -6,6 +8,28 @@ import { heldFolder } from './overlay-orphans.js';
 import type { ProjectChanges } from './project-changes.js';
 import { MAX_LISTED_CHANGES } from './project-changes.js';
 import { removeProjectOverlay } from './project-overlay.js';
+
+/** The disk blocks under `dir`, never following a link; what vanishes during the walk counts nothing. */
+async function folderBytes(dir: string): Promise<number> {
+  let total = 0;
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    try {
+      const st = await lstat(p);
+      total += st.blocks * 512;
+      if (st.isDirectory()) total += await folderBytes(p);
+    } catch {
+      // removed while it was walked
+    }
+  }
+  return total;
+}
 
 /** Lines of what was not applied, per answer at most. */
 const MAX_NOT_APPLIED_LINES = 10;
@@ -33,6 +57,11 @@ export class ProjectOverlayState {
     private readonly helpers: ContainerHelpers,
   ) {
     this.applier = mode === 'rw' ? new OverlayApplier(folders.upper, projectRoot) : undefined;
+  }
+
+  /** The bytes the upper folder takes on the host's disk (its blocks: sparse files count what they use). */
+  async upperBytes(): Promise<number> {
+    return folderBytes(this.folders.upper);
   }
 
   /**

@@ -108,9 +108,15 @@ export class Sandbox implements AsyncDisposable {
     const project = info.project;
     if (project && project.mount !== 'ro' && deps.overlay)
       this.overlay = new ProjectOverlayState(project.mount, project.hostRoot, project.containerRoot, deps.overlay, this.helpers);
-    if (deps.disk.measured) {
+    // A project overlay's upper folder is on the host's disk, where no quota of the engine
+    // reaches: it counts against the limit whatever the engine enforces.
+    const overlay = this.overlay;
+    if (deps.disk.measured || overlay) {
       // Between commands the writer is whatever was left running: all of it is stopped.
-      this.diskWatch = new DiskWatch(deps.engine, info.id, deps.disk.limitBytes, () => this.helpers.killLeftovers());
+      this.diskWatch = new DiskWatch(deps.engine, info.id, deps.disk.limitBytes, () => this.helpers.killLeftovers(), {
+        layer: deps.disk.measured,
+        ...(overlay ? { outside: () => overlay.upperBytes() } : {}),
+      });
       this.diskWatch.start();
     }
   }

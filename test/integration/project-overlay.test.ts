@@ -397,6 +397,37 @@ describe('scratch: every tool writes, nothing reaches the host', () => {
   });
 });
 
+describe("the overlay's upper folder counts against the disk limit: it is on the host's disk, where no quota reaches", () => {
+  for (const mount of ['scratch', 'rw'] as const)
+    test.concurrent(`${mount}: many files under the per-file limit, over the disk limit together, are stopped and said`, async () => {
+      const root = project();
+      const config = loadConfig({
+        cwd: root,
+        env: {},
+        overrides: { project: { mount }, limits: { disk: '64m' }, logs: { dir: join(tempDir('gcd-overlay-logs-'), 'logs') } },
+      });
+      await withManager(
+        async (manager) => {
+          const s = await manager.start({ image: PYTHON_IMAGE, project: mount });
+          try {
+            // Twelve 16 MiB files, each well under any per-file cap: 192 MiB in the project folder.
+            const r = await s.exec(
+              'mkdir -p out && for i in 1 2 3 4 5 6 7 8 9 10 11 12; do head -c 16777216 /dev/zero > out/f$i; sleep 0.3; done',
+              {
+                timeoutMs: 120_000,
+              },
+            );
+            expect(r.diskLimitHit).toBe(true);
+            expect(r.exitCode).not.toBe(0);
+          } finally {
+            await s.stop();
+          }
+        },
+        { config },
+      );
+    });
+});
+
 describe('the ends its owner does not see through: the exit hook, and a sweep after SIGKILL', () => {
   async function ownerChild(mode: 'wait' | 'exit', root: string, logs: string, leaseSeconds?: number) {
     const { spawn } = await import('node:child_process');
