@@ -1,4 +1,5 @@
 import type { NetworkMode, ProjectMount } from '../policy/policy.js';
+import { mountDescription } from '../actions/answers.js';
 import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { reportFailure } from './format.js';
@@ -82,7 +83,7 @@ export async function task(
           commandTimeoutMs: config.exec.timeoutMs,
         },
         log: manager.logs.create('task'),
-        environment: `image ${image}; working directory ${sandbox.info.workdir}; ${sandbox.info.project ? `the project ${sandbox.info.project.mount} at ${sandbox.info.project.containerRoot}` : 'no project mounted'}; network ${network}; /bin/sh`,
+        environment: `image ${image}; working directory ${sandbox.info.workdir}; ${sandbox.info.project ? `the project ${mountDescription(sandbox.info.project.mount).toLowerCase()} at ${sandbox.info.project.containerRoot}` : 'no project mounted'}; network ${network}; /bin/sh`,
         signal: sigint.signal,
         onProgress: (p) => {
           // A quoted command stays on its one line (line feeds shown as \n); main.ts escapes the rest.

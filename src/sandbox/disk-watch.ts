@@ -7,7 +7,7 @@ const ACTIVE_CHECK_MS = 1000;
 const MIN_CHECK_MS = 200;
 /** Between commands, a layer that does not grow is looked at less and less often, up to this. */
 const IDLE_CHECK_MS = 2000;
-/** A look costs the engine a walk of the writable layer: at most a tenth of its time goes to them. */
+/** A look costs the engine a walk of the writable layer: at most a tenth of its time goes to them (far from the limit). */
 const COST_SHARE = 10;
 
 /** What the layer did between commands, told to the next command's answer. */
@@ -134,7 +134,12 @@ export class DiskWatch {
   /** When to look next, after a look that began at `began`; the look is remembered. */
   private next(used: number | undefined, began: number): number {
     const now = performance.now();
-    return Math.max((now - began) * COST_SHARE, this.nextLookMs(used, now));
+    const took = now - began;
+    // The engine's share is kept only while the layer is far from the limit: past half of it,
+    // a slow look (a loaded machine, a layer of many files) must not leave a fast writer ten
+    // looks' worth of time, so the next look comes as soon as the pace says, one look at a time.
+    const share = used !== undefined && used * 2 >= this.limitBytes ? 1 : COST_SHARE;
+    return Math.max(took * share, this.nextLookMs(used, now));
   }
 
   private act(used: number, grew: boolean): void {

@@ -204,7 +204,7 @@ describe('--project', () => {
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
       expect(r.stderr.split('\n')[0]).toMatch(/^task in genaicode-docker-\S+ \(\S+, network none, project ro at \/workspace\)$/);
       // The model is told the working folder is the project, and sees the file and the refused write.
-      expect(fake.requests[0]!.prompt).toContain('working directory /workspace (the project, read-only)');
+      expect(fake.requests[0]!.prompt).toContain('working directory /workspace; the project read-only at /workspace');
       expect(fake.requests[1]!.prompt).toMatch(
         /#1 \$ cat VERSION; touch made-here\n4\.2\.0\n\[stderr\]\ntouch: made-here: Read-only file system/,
       );

@@ -148,3 +148,51 @@ test("commands that follow one another closely cost one look each: a command's e
     watch.stop();
   }
 }, 20_000);
+
+describe('slow looks', () => {
+  /** An engine whose every look takes `ms` (a loaded machine, a layer of many files). */
+  class SlowEngine extends TimedEngine {
+    constructor(private readonly ms: number) {
+      super({ images: ['alpine:3.20'] });
+    }
+    override async diskUsage(id: string): Promise<number | undefined> {
+      await sleep(this.ms);
+      return super.diskUsage(id);
+    }
+  }
+
+  async function slowWatch(fill: number) {
+    const engine = new SlowEngine(600);
+    const id = await engine.createContainer({
+      image: 'alpine:3.20',
+      name: 'disk',
+      labels: {},
+      entrypoint: [],
+      cmd: ['sleep', '60'],
+      env: [],
+      workdir: '/',
+      memoryBytes: 64 * MiB,
+      nanoCpus: 1e9,
+      pidsLimit: 64,
+      network: 'none',
+      readOnlyRoot: false,
+      tmpfs: [],
+      binds: [],
+      capAdd: [],
+      autoRemove: true,
+    });
+    engine.containers.get(id)!.diskBytes = fill;
+    const watch = new DiskWatch(engine, id, 100 * MiB, async () => 'gone 0');
+    watch.start();
+    await sleep(8000);
+    watch.stop();
+    return engine.lookTimes.length;
+  }
+
+  test("far from the limit they are spaced out (a tenth of the engine's time); past half of it they are not", async () => {
+    const [far, near] = await Promise.all([slowWatch(10 * MiB), slowWatch(60 * MiB)]);
+    // Far: a 600 ms look is followed by 6 s of rest (1 or 2 looks in 8 s); near: a look every 1-2 s (4 or so).
+    expect(far).toBeLessThanOrEqual(2);
+    expect(near).toBeGreaterThanOrEqual(3);
+  }, 20_000);
+});
