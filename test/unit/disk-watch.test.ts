@@ -28,9 +28,9 @@ class TimedEngine extends FakeEngine {
   }
 }
 
-async function setup(limitBytes = 100 * MiB) {
-  const engine = new TimedEngine({ images: ['alpine:3.20'] });
-  const id = await engine.createContainer({
+/** A container on `engine` whose layer the test sets. */
+async function containerOn(engine: FakeEngine): Promise<string> {
+  return engine.createContainer({
     image: 'alpine:3.20',
     name: 'disk',
     labels: {},
@@ -48,6 +48,11 @@ async function setup(limitBytes = 100 * MiB) {
     capAdd: [],
     autoRemove: true,
   });
+}
+
+async function setup(limitBytes = 100 * MiB) {
+  const engine = new TimedEngine({ images: ['alpine:3.20'] });
+  const id = await containerOn(engine);
   const container = engine.containers.get(id)!;
   const stops: number[] = [];
   const watch = new DiskWatch(engine, id, limitBytes, async () => {
@@ -163,24 +168,7 @@ describe('slow looks', () => {
 
   async function slowWatch(fill: number) {
     const engine = new SlowEngine(600);
-    const id = await engine.createContainer({
-      image: 'alpine:3.20',
-      name: 'disk',
-      labels: {},
-      entrypoint: [],
-      cmd: ['sleep', '60'],
-      env: [],
-      workdir: '/',
-      memoryBytes: 64 * MiB,
-      nanoCpus: 1e9,
-      pidsLimit: 64,
-      network: 'none',
-      readOnlyRoot: false,
-      tmpfs: [],
-      binds: [],
-      capAdd: [],
-      autoRemove: true,
-    });
+    const id = await containerOn(engine);
     engine.containers.get(id)!.diskBytes = fill;
     const watch = new DiskWatch(engine, id, 100 * MiB, async () => 'gone 0');
     watch.start();
