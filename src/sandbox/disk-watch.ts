@@ -5,8 +5,13 @@ import type { ContainerEngine } from '../engine/container-engine.js';
 const ACTIVE_CHECK_MS = 1000;
 /** The shortest: a layer growing fast is looked at again before it could pass the limit. */
 const MIN_CHECK_MS = 200;
-/** Between commands, a layer that does not grow is looked at less and less often, up to this. */
-const IDLE_CHECK_MS = 2000;
+/**
+ * Between commands, a layer that does not grow is looked at as often as while a command runs:
+ * a daemon left running may start writing at any moment, at the disk's full speed (a 2 s
+ * pace let one write 1.7 GB past a 128 MiB limit here). Far from the limit, a slow look
+ * still spaces them out (COST_SHARE).
+ */
+const IDLE_CHECK_MS = 1000;
 /** A look costs the engine a walk of the writable layer: at most a tenth of its time goes to them (far from the limit). */
 const COST_SHARE = 10;
 

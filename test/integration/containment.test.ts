@@ -205,11 +205,12 @@ describe('the disk limit, on this machine\u2019s storage driver', () => {
           const processes = async () => (await dockerOk(['top', sb.id, '-o', 'pid,args'])).trim().split('\n').slice(1);
           await waitFor('the writer to be stopped', async () => ((await processes()).length === 2 ? true : undefined), 30_000, 250);
           expect((await processes()).join('\n')).toMatch(/^\s*\d+\s+\/sbin\/docker-init -- sleep \d+\n\s*\d+\s+sleep \d+$/);
-          // Stopped soon after the limit: at most about two seconds of writes past it (between
-          // commands the layer is looked at every 1-2 s), where unwatched it writes until the disk is full.
+          // Stopped soon after the limit, where unwatched it writes until the disk is full: what
+          // passes it is what the writer writes between two looks (about a second), which at a
+          // disk's full speed can be a gigabyte or more; the bound proves it was stopped, not a speed.
           const used = await layerBytes(sb.id);
           expect(used).toBeGreaterThan(128 * MiB);
-          expect(used).toBeLessThan(1024 * MiB);
+          expect(used).toBeLessThan(4096 * MiB);
           const next = await sb.exec('echo next');
           expect(next).toMatchObject({ stdout: 'next\n', diskLimitHit: true });
           expect(next.reason).toMatch(

@@ -112,7 +112,7 @@ test('while a command runs: killed while the layer grows past the limit, not whi
   }
 }, 20_000);
 
-test('a layer growing fast is looked at sooner as it nears the limit; a still one less and less often', async () => {
+test('a layer growing fast is looked at sooner as it nears the limit; a still one about once a second, no more', async () => {
   const { engine, container, watch } = await setup(400 * MiB);
   watch.start();
   try {
@@ -126,10 +126,13 @@ test('a layer growing fast is looked at sooner as it nears the limit; a still on
     }
     const gaps = engine.lookTimes.slice(from).map((t, k, all) => (k ? t - all[k - 1]! : Infinity));
     expect(Math.min(...gaps)).toBeLessThan(600);
-    // Still: the gaps grow to several seconds (a look costs the engine a walk of the layer).
+    // Still: a look about every second (a daemon left running may start writing at any
+    // moment), and not the fast pace of a growing layer.
     const still = engine.lookTimes.length;
     await sleep(8000);
-    expect(engine.lookTimes.length - still).toBeLessThanOrEqual(6);
+    const looked = engine.lookTimes.length - still;
+    expect(looked).toBeGreaterThanOrEqual(5);
+    expect(looked).toBeLessThanOrEqual(9);
   } finally {
     watch.stop();
   }
