@@ -45,6 +45,9 @@ import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_
 /** The name a file write stages its copy under, at the top of the working folder. */
 const STAGED_WRITE = /^\.gcd-write-[0-9a-f]{24}$/;
 
+
+/** What the held files' copies (kept for review when a container ends) may take on the host's disk, per container. */
+export const HELD_COPIES_BUDGET = 64 * 1024 ** 2;
 export interface ApplyReport {
   /** Project-relative paths created or changed (folders end with /). */
   created: string[];
@@ -352,14 +355,20 @@ export class OverlayApplier {
    * Copies the held files' container versions to `dest` (a new folder of ours, 0700; each
    * copy 0600, never executable), for the user to look at and apply by hand. Returns how many.
    */
-  saveHeld(dest: string): number {
+  saveHeld(dest: string, budgetBytes = HELD_COPIES_BUDGET): number {
     let saved = 0;
+    let left = budgetBytes;
     for (const rel of this.heldAll.keys()) {
       try {
         const src = openUnder(this.upperRoot, rel, O_PATH_FLAGS);
         if (src === undefined) continue;
         try {
-          if (!fstatSync(src).isFile()) continue;
+          const st = fstatSync(src);
+          if (!st.isFile()) continue;
+          // Copies are for a person to review, on the host's disk: within a budget (a sparse
+          // file counts its full size, which the copy writes); past it the container's version is not kept.
+          if (st.size > left) continue;
+          left -= st.size;
           const path = join(dest, rel);
           mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
           const out = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);

@@ -22,7 +22,9 @@ async function folderBytes(dir: string): Promise<number> {
     const p = join(dir, e.name);
     try {
       const st = await lstat(p);
-      total += st.blocks * 512;
+      // A sparse file costs the host its full size once applied (or kept as a held copy): its
+      // size counts, not only the blocks it holds in the upper folder.
+      total += Math.max(st.blocks * 512, st.isFile() ? st.size : 0);
       if (st.isDirectory()) total += await folderBytes(p);
     } catch {
       // removed while it was walked
@@ -59,7 +61,7 @@ export class ProjectOverlayState {
     this.applier = mode === 'rw' ? new OverlayApplier(folders.upper, projectRoot) : undefined;
   }
 
-  /** The bytes the upper folder takes on the host's disk (its blocks: sparse files count what they use). */
+  /** What the upper folder costs the host's disk: its blocks, and a sparse file's full size (applying it writes all of it). */
   async upperBytes(): Promise<number> {
     return folderBytes(this.folders.upper);
   }

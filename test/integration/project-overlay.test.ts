@@ -419,6 +419,11 @@ describe("the overlay's upper folder counts against the disk limit: it is on the
             );
             expect(r.diskLimitHit).toBe(true);
             expect(r.exitCode).not.toBe(0);
+            // Sparse files hold almost no blocks, but applying (or keeping) one writes its full size.
+            const sparse = await s.exec('rm -rf out; mkdir -p sp && for i in 1 2 3 4; do truncate -s 40M sp/s$i; done; sleep 4', {
+              timeoutMs: 120_000,
+            });
+            expect(sparse.diskLimitHit).toBe(true);
           } finally {
             await s.stop();
           }
