@@ -45,7 +45,6 @@ import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_
 /** The name a file write stages its copy under, at the top of the working folder. */
 const STAGED_WRITE = /^\.gcd-write-[0-9a-f]{24}$/;
 
-
 /** What the held files' copies (kept for review when a container ends) may take on the host's disk, per container. */
 export const HELD_COPIES_BUDGET = 64 * 1024 ** 2;
 export interface ApplyReport {
