@@ -1,3 +1,16 @@
+import {
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  utimesSync,
+  type Stats,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { swallowed } from '../debug.js';
@@ -43,10 +56,13 @@ export function settleOverlay(
 ): SettledOverlay {
   const result: SettledOverlay = { container, projectRoot, mode, applied: 0, held: [], refused: [] };
   if (mode === 'rw') {
+    // This applier has no memory of what its owner applied: what the user edited on the host
+    // since the owner's last apply is kept, and the container's version set aside with the held ones.
+    const kept = setAsideEditedSince(dir, projectRoot, appliedAt(dir), heldFolder(stateRoot, dir));
     const applier = new OverlayApplier(join(dir, 'upper'), projectRoot);
     const report: ApplyReport = applier.apply();
     result.applied = report.created.length + report.changed.length + report.deleted.length;
-    result.held = [...applier.heldAll.keys()];
+    result.held = [...kept, ...applier.heldAll.keys()];
     result.refused = report.refused.map((r) => `${r.path}: ${r.why}`);
     if (result.held.length) {
       const dest = heldFolder(stateRoot, dir);
@@ -56,6 +72,82 @@ export function settleOverlay(
   removeProjectOverlay(dir);
   return result;
 }
+
+/** The owner applied the overlay now: a later settling without it keeps host edits made after this. */
+export function markApplied(dir: string): void {
+  try {
+    const stamp = join(dir, APPLIED_STAMP);
+    const now = new Date();
+    if (existsSync(stamp)) utimesSync(stamp, now, now);
+    else closeSync(openSync(stamp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
+  } catch (e) {
+    swallowed('stamping the overlay as applied', e);
+  }
+}
+
+/** When the owner last applied the overlay (or made it): host files changed after it are the user's edits. */
+function appliedAt(dir: string): number {
+  for (const name of [APPLIED_STAMP, 'overlay.json']) {
+    try {
+      return lstatSync(join(dir, name)).mtimeMs;
+    } catch {
+      // not there: the next one
+    }
+  }
+  return 0;
+}
+
+/**
+ * Entries of the upper folder whose project counterpart the user changed after `since`
+ * (files, and files the container deleted): moved out of the upper folder (the container is
+ * gone, the folder is ours) into `keep` (files only), so applying cannot revert the user's edit.
+ */
+function setAsideEditedSince(dir: string, projectRoot: string, since: number, keep: string): string[] {
+  const upper = join(dir, 'upper');
+  const setAside: string[] = [];
+  const walk = (rel: string): void => {
+    let names: string[];
+    try {
+      names = readdirSync(join(upper, rel));
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const r = rel ? join(rel, name) : name;
+      let up: Stats, host: Stats;
+      try {
+        up = lstatSync(join(upper, r));
+      } catch {
+        continue;
+      }
+      if (up.isDirectory()) {
+        walk(r);
+        continue;
+      }
+      try {
+        host = lstatSync(join(projectRoot, r));
+      } catch {
+        continue; // not on the host: nothing of the user's to revert
+      }
+      if (!host.isFile() || host.mtimeMs <= since) continue;
+      try {
+        if (up.isFile()) {
+          mkdirSync(join(keep, rel), { recursive: true, mode: 0o700 });
+          renameSync(join(upper, r), join(keep, r));
+        }
+      } catch (e) {
+        swallowed(`keeping the container's version of ${r}, edited on the host`, e);
+      }
+      // Whatever happened to the copy, the entry must not reach the project.
+      rmSync(join(upper, r), { force: true });
+      setAside.push(r);
+    }
+  };
+  walk('');
+  return setAside;
+}
+
+const APPLIED_STAMP = 'applied';
 
 /** Where the container's versions of held files are kept for the user. */
 export function heldFolder(stateRoot: string, overlayDir: string): string {

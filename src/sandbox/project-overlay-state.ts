@@ -4,7 +4,7 @@ import { join, posix } from 'node:path';
 import { swallowed } from '../debug.js';
 import type { ContainerHelpers } from './container-helpers.js';
 import { OverlayApplier, type ApplyReport } from './overlay-apply.js';
-import { heldFolder } from './overlay-orphans.js';
+import { heldFolder, markApplied } from './overlay-orphans.js';
 import type { ProjectChanges } from './project-changes.js';
 import { MAX_LISTED_CHANGES } from './project-changes.js';
 import { removeProjectOverlay } from './project-overlay.js';
@@ -90,6 +90,7 @@ export class ProjectOverlayState {
       return [];
     }
     this.record(report);
+    markApplied(this.folders.dir);
     return [
       ...report.held.map((h) => `${h.path}: held back, not applied (${h.why})`),
       ...report.refused.map((r) => `${r.path}: ${r.why}`),
