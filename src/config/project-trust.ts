@@ -9,7 +9,7 @@ type Parsed = z.output<typeof ConfigSchema>;
  * What a project's own `.genaicode-docker.json` may say. GenAIcode reads that file from
  * whatever repository it opens, so it is the repository's word, not the user's: it may tune
  * the sandbox (limits, network, read-only root, timeouts, output sizes, a tighter allowlist)
- * but not decide whom to trust. These settings come only from the user's own config file
+ * but not decide whom to trust nor where logs go. These settings come only from the user's own config file
  * (`$XDG_CONFIG_HOME/genaicode-docker/config.json` or `$GENAICODE_DOCKER_CONFIG`), the
  * environment or options in code; a project file may only narrow them (its image allowlist
  * is kept apart and applied on top of the trusted one).
@@ -29,6 +29,10 @@ const USER_ONLY: Array<{ path: string[]; why: string }> = [
   { path: ['mountAllow'], why: 'which host folders may be mounted' },
   { path: ['codeExecute', 'mounts'], why: 'which host folders code sandboxes mount' },
   { path: ['images', 'registry'], why: 'which registry the language images are pulled from' },
+  // The sweep trusts the overlay records it finds under the logs folder (each names a host
+  // folder and an upper layer to apply onto it), and old sessions are deleted from it: a
+  // repository that chose it could plant records applied onto any folder of the user's.
+  { path: ['logs', 'dir'], why: 'where logs and overlay records are kept (the sweep trusts the records it finds there)' },
 ];
 
 function get(obj: unknown, path: string[]): unknown {

@@ -2,7 +2,8 @@
  * A project's checked-in `.genaicode-docker.json` may only make the sandbox tighter than
  * the user's settings (or the defaults): every limit, expiry, timeout, threshold,
  * retention and log cap it raises is refused, as are a sweep turned off, registry images,
- * pulls, added capabilities. What it lowers is named to the user when a container starts.
+ * pulls, added capabilities, and any logs folder. What it lowers is named to the user when a
+ * container starts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -122,6 +123,34 @@ describe("within the user's own settings", () => {
       'logs.maxCommandBytes 8 MiB (was 64 MiB)',
       'logs.minFreeBytes 2 GiB (was 1 GiB)',
     ]);
+  });
+});
+
+describe("logs.dir is the user's alone", () => {
+  // The sweep applies the overlay records it finds under logs.dir onto the host folders they
+  // name: a repository choosing that folder could plant records for any folder of the user's.
+  test.each([
+    ['inside the project', { logs: { dir: './.cache/gcd' } }],
+    ['a folder of its own elsewhere', { logs: { dir: '/tmp/gcd-project-logs' } }],
+    ['the default folder spelled out', { logs: { dir: join(tempDir('gcd-state-'), 'genaicode-docker', 'logs') } }],
+    ['with other settings beside it', { limits: { memory: '256m' }, logs: { dir: 'var/logs', maxAgeDays: 1 } }],
+  ])('%s: INVALID_CONFIG naming logs.dir and where it belongs', (_what, content) => {
+    const root = projectWith(content);
+    const e = syncSandboxError(() => loadConfig({ cwd: root, env: noUserFile() }));
+    expect(e.code).toBe('INVALID_CONFIG');
+    expect(e.data.field).toBe('logs.dir');
+    expect(e.message).toContain(join(root, CONFIG_FILE_NAME));
+    expect(e.message).toContain('overlay records');
+    expect(e.message).toContain('your own config');
+  });
+
+  test("the user's file, the environment or the options still set it, even inside the project", () => {
+    const root = projectWith({ logs: { maxAgeDays: 1 } });
+    expect(loadConfig({ cwd: root, env: { ...userFile({ logs: { dir: 'var/logs' } }) } }).logs.dir).toBe(join(root, 'var', 'logs'));
+    expect(loadConfig({ cwd: root, env: { ...noUserFile(), GENAICODE_DOCKER_LOG_DIR: 'env/logs' } }).logs.dir).toBe(
+      join(root, 'env', 'logs'),
+    );
+    expect(loadConfig({ cwd: root, env: noUserFile(), overrides: { logs: { dir: 'opt/logs' } } }).logs.dir).toBe(join(root, 'opt', 'logs'));
   });
 });
 
