@@ -69,11 +69,11 @@ describe('loadConfig: defaults', () => {
 
 describe('loadConfig: the config file', () => {
   test('is found next to .genaicoderc, searched up from a nested working folder', () => {
-    const p = project({ limits: { memory: '256m' }, network: 'bridge' });
+    const p = project({ limits: { memory: '256m' }, readOnlyRoot: true });
     const c = loadConfig({ cwd: p.nested, env: {} });
     expect(c.projectRoot).toBe(p.root);
     expect(c.limits.memory).toBe(256 * MiB);
-    expect(c.network).toBe('bridge');
+    expect(c.readOnlyRoot).toBe(true);
     expect(c.sources).toEqual(['defaults', p.file]);
   });
 
