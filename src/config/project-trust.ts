@@ -1,5 +1,5 @@
 import { SandboxError } from '../errors.js';
-import { imageMatches, PROJECT_MOUNTS, type ProjectMount } from '../policy/policy.js';
+import { imageMatches, NETWORK_MODES, PROJECT_MOUNTS } from '../policy/policy.js';
 import type { z } from 'zod';
 import type { ConfigSchema } from './config-schema.js';
 
@@ -8,8 +8,9 @@ type Parsed = z.output<typeof ConfigSchema>;
 /**
  * What a project's own `.genaicode-docker.json` may say. GenAIcode reads that file from
  * whatever repository it opens, so it is the repository's word, not the user's: it may tune
- * the sandbox (limits, network, read-only root, timeouts, output sizes, a tighter allowlist)
- * but not decide whom to trust. These settings come only from the user's own config file
+ * the sandbox the safer way (limits, timeouts, output sizes, no network, a read-only root,
+ * codeExecute off, a tighter allowlist) but not decide whom to trust nor where logs go.
+ * Those settings come only from the user's own config file
  * (`$XDG_CONFIG_HOME/genaicode-docker/config.json` or `$GENAICODE_DOCKER_CONFIG`), the
  * environment or options in code; a project file may only narrow them (its image allowlist
  * is kept apart and applied on top of the trusted one).
@@ -17,8 +18,10 @@ type Parsed = z.output<typeof ConfigSchema>;
  * Its numbers may only make the sandbox tighter than what the user (or the defaults) set:
  * a limit, an expiry, a timeout, a threshold, a retention or a log cap lower (a free-space
  * floor higher, a sweep more often, never off); no image it names may be one pulled from a
- * registry, and it may not start pulls. Every setting it changed is listed, and the user is
- * shown that list when asked to start a container.
+ * registry, and it may not start pulls. Its choices (network, read-only root, codeExecute on,
+ * a kept-alive code sandbox, pulls, the project mount) may only move to the safer side of the
+ * user's. Every setting it changed is listed, and the user is shown that list when asked to
+ * start a container.
  */
 
 /** Settings a project file may not set at all, with where they belong instead. */
@@ -29,6 +32,27 @@ const USER_ONLY: Array<{ path: string[]; why: string }> = [
   { path: ['mountAllow'], why: 'which host folders may be mounted' },
   { path: ['codeExecute', 'mounts'], why: 'which host folders code sandboxes mount' },
   { path: ['images', 'registry'], why: 'which registry the language images are pulled from' },
+  // The sweep trusts the overlay records it finds under the logs folder (each names a host
+  // folder and an upper layer to apply onto it), and old sessions are deleted from it: a
+  // repository that chose it could plant records applied onto any folder of the user's.
+  { path: ['logs', 'dir'], why: 'where logs and overlay records are kept (the sweep trusts the records it finds there)' },
+];
+
+/**
+ * Choices a project's file may only move towards the first, safer value (a network only to
+ * none, codeExecute only off, a read-only root only on). Every one it changed is listed.
+ */
+const SAFER_FIRST: Array<{ path: string[]; order: readonly unknown[] }> = [
+  { path: ['network'], order: NETWORK_MODES },
+  { path: ['task', 'network'], order: NETWORK_MODES },
+  { path: ['codeExecute', 'network'], order: NETWORK_MODES },
+  { path: ['codeExecute', 'enabled'], order: [false, true] },
+  // A kept-alive sandbox carries one snippet's files and processes into the next.
+  { path: ['codeExecute', 'keepAlive'], order: [false, true] },
+  { path: ['readOnlyRoot'], order: [true, false] },
+  { path: ['images', 'pull'], order: [false, true] },
+  { path: ['project', 'mount'], order: PROJECT_MOUNTS },
+  { path: ['plugin', 'confirmStart'], order: [true, false] },
 ];
 
 function get(obj: unknown, path: string[]): unknown {
@@ -133,14 +157,23 @@ export function checkProjectFile(file: string, layer: unknown, trusted: Parsed, 
     if (dropped.length)
       throw refuse(file, 'images.localOnly', `drops ${dropped.join(', ')} (those images would then be pulled from a registry)`);
   }
-  const mount = get(layer, ['project', 'mount']);
-  if (typeof mount === 'string' && PROJECT_MOUNTS.indexOf(mount as ProjectMount) > PROJECT_MOUNTS.indexOf(trusted.project.mount))
-    throw refuse(
-      file,
-      'project.mount',
-      `is ${mount}, above the ${trusted.project.mount} your own settings allow (a project may only lower it)`,
-    );
   const changed: string[] = [];
+  for (const { path, order } of SAFER_FIRST) {
+    if (get(layer, path) === undefined) continue;
+    const was = get(trusted, path);
+    const now = get(after, path);
+    const field = path.join('.');
+    if (order.indexOf(now) > order.indexOf(was))
+      throw refuse(
+        file,
+        field,
+        `is ${shown(now, '')}, wider than the ${shown(was, '')} of your own settings or the defaults (a project may only choose ${order
+          .slice(0, order.indexOf(was) + 1)
+          .map((v) => shown(v, ''))
+          .join(' or ')})`,
+      );
+    if (now !== was) changed.push(`${field} ${shown(now, '')} (was ${shown(was, '')})`);
+  }
   for (const { path, unit, stricter } of CEILINGS) {
     if (get(layer, path) === undefined) continue;
     const was = get(trusted, path) as number;
@@ -163,8 +196,6 @@ export function checkProjectFile(file: string, layer: unknown, trusted: Parsed, 
       pulled[0]!.field,
       `names ${pulled.map((p) => p.image).join(', ')}, which would be pulled from a registry (only images built on this machine, images.localOnly, may be named by a project)`,
     );
-  if (get(layer, ['images', 'pull']) === true && !trusted.images.pull)
-    throw refuse(file, 'images.pull', 'is true, which would pull images your own settings do not pull');
   const prePull = get(layer, ['images', 'prePull']);
   if (prePull !== undefined && prePull !== false && !(Array.isArray(prePull) && prePull.length === 0))
     if (JSON.stringify(prePull) !== JSON.stringify(trusted.images.prePull))

@@ -69,11 +69,11 @@ describe('loadConfig: defaults', () => {
 
 describe('loadConfig: the config file', () => {
   test('is found next to .genaicoderc, searched up from a nested working folder', () => {
-    const p = project({ limits: { memory: '256m' }, network: 'bridge' });
+    const p = project({ limits: { memory: '256m' }, readOnlyRoot: true });
     const c = loadConfig({ cwd: p.nested, env: {} });
     expect(c.projectRoot).toBe(p.root);
     expect(c.limits.memory).toBe(256 * MiB);
-    expect(c.network).toBe('bridge');
+    expect(c.readOnlyRoot).toBe(true);
     expect(c.sources).toEqual(['defaults', p.file]);
   });
 
@@ -308,8 +308,10 @@ describe('loadConfig: invariant-breaking values are POLICY_VIOLATION naming the 
 
 describe('loadConfig: paths', () => {
   test('logs.dir is resolved under the project root, also from a nested working folder', () => {
-    const p = project({ logs: { dir: 'var/logs' } });
-    expect(loadConfig({ cwd: p.nested, env: {} }).logs.dir).toBe(join(p.root, 'var', 'logs'));
+    const p = project();
+    const own = join(tempDir('gcd-user-cfg-'), 'config.json');
+    writeFileSync(own, JSON.stringify({ logs: { dir: 'var/logs' } }));
+    expect(loadConfig({ cwd: p.nested, env: { GENAICODE_DOCKER_CONFIG: own } }).logs.dir).toBe(join(p.root, 'var', 'logs'));
     expect(loadConfig({ cwd: p.nested, env: { GENAICODE_DOCKER_LOG_DIR: '/abs/logs' } }).logs.dir).toBe('/abs/logs');
   });
 

@@ -364,16 +364,16 @@ describe('a project\u2019s checked-in file tunes the sandbox but cannot widen wh
     expect(e.message).toContain("this project's image allowlist");
   });
 
-  test('tuning and narrowing are fine: lower limits, network, a tighter allowlist, more local-only images, asking first', () => {
+  test('tuning and narrowing are fine: lower limits, no network, a tighter allowlist, more local-only images, asking first', () => {
     const root = withProjectFile({
       limits: { memory: '256m', pids: 128 },
-      network: 'bridge',
+      network: 'none',
       images: { allow: ['python:3.12*', 'genaicode-docker/sandbox-python:*'], localOnly: ['genaicode-docker/*', 'team/*'], pull: false },
       plugin: { confirmStart: true },
     });
     const c = loadConfig({ cwd: root, env: noUserFile() });
     expect(c.images.projectAllow).toEqual(['python:3.12*', 'genaicode-docker/sandbox-python:*']);
-    expect(c.network).toBe('bridge');
+    expect(c.network).toBe('none');
   });
 
   test('the user\u2019s own file (XDG or $GENAICODE_DOCKER_CONFIG) may set them, and the project file may then narrow within them', () => {

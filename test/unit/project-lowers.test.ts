@@ -2,7 +2,8 @@
  * A project's checked-in `.genaicode-docker.json` may only make the sandbox tighter than
  * the user's settings (or the defaults): every limit, expiry, timeout, threshold,
  * retention and log cap it raises is refused, as are a sweep turned off, registry images,
- * pulls, added capabilities. What it lowers is named to the user when a container starts.
+ * pulls, added capabilities, a network, a writable root or codeExecute turned on, and any
+ * logs folder. What it lowers is named to the user when a container starts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -122,6 +123,100 @@ describe("within the user's own settings", () => {
       'logs.maxCommandBytes 8 MiB (was 64 MiB)',
       'logs.minFreeBytes 2 GiB (was 1 GiB)',
     ]);
+  });
+});
+
+describe('choices move only to the safer side', () => {
+  // The user's own file makes the strict choices; the project tries to undo each.
+  const strictUser = () =>
+    userFile({
+      network: 'none',
+      readOnlyRoot: true,
+      task: { network: 'none' },
+      codeExecute: { enabled: false, keepAlive: false, network: 'none' },
+      images: { pull: false },
+      project: { mount: 'ro' },
+    });
+  test.each([
+    ['network', { network: 'bridge' }, strictUser],
+    ['network', { network: 'bridge' }, noUserFile],
+    ['task.network', { task: { network: 'bridge' } }, strictUser],
+    ['codeExecute.network', { codeExecute: { network: 'bridge' } }, strictUser],
+    ['codeExecute.network', { codeExecute: { network: 'bridge' } }, noUserFile],
+    ['codeExecute.enabled', { codeExecute: { enabled: true } }, strictUser],
+    ['codeExecute.keepAlive', { codeExecute: { keepAlive: true } }, strictUser],
+    ['readOnlyRoot', { readOnlyRoot: false }, strictUser],
+    ['images.pull', { images: { pull: true } }, strictUser],
+    ['project.mount', { project: { mount: 'scratch' } }, strictUser],
+    ['project.mount', { project: { mount: 'rw' } }, noUserFile],
+  ])('%s widened (%j) is refused, naming the field and the safer choices', (field, content, env) => {
+    const e = syncSandboxError(() => loadConfig({ cwd: projectWith(content), env: env() }));
+    expect(e.code).toBe('INVALID_CONFIG');
+    expect(e.data.field).toBe(field);
+    expect(e.message).toContain(`${field} is `);
+    expect(e.message).toMatch(/a project may only choose /);
+    expect(e.message).toContain('your own config');
+  });
+
+  test("a choice equal to the user's is kept and not listed; each safer one is listed with what it replaced", () => {
+    const same = loadConfig({ cwd: projectWith({ network: 'none', task: { network: 'none' }, readOnlyRoot: true }), env: strictUser() });
+    expect(same.projectChanged).toBeUndefined();
+    const c = loadConfig({
+      cwd: projectWith({
+        network: 'none',
+        readOnlyRoot: true,
+        task: { network: 'none' },
+        codeExecute: { enabled: false, keepAlive: false, network: 'none' },
+        images: { pull: false },
+        project: { mount: 'none' },
+      }),
+      env: userFile({ network: 'bridge', codeExecute: { network: 'bridge' } }),
+    });
+    expect([c.network, c.readOnlyRoot, c.task.network, c.codeExecute.enabled, c.codeExecute.keepAlive]).toEqual([
+      'none',
+      true,
+      'none',
+      false,
+      false,
+    ]);
+    expect(c.projectChanged?.settings).toEqual([
+      'network none (was bridge)',
+      'task.network none (was bridge)',
+      'codeExecute.network none (was bridge)',
+      'codeExecute.enabled false (was true)',
+      'codeExecute.keepAlive false (was true)',
+      'readOnlyRoot true (was false)',
+      'images.pull false (was true)',
+      'project.mount none (was ro)',
+    ]);
+  });
+});
+
+describe("logs.dir is the user's alone", () => {
+  // The sweep applies the overlay records it finds under logs.dir onto the host folders they
+  // name: a repository choosing that folder could plant records for any folder of the user's.
+  test.each([
+    ['inside the project', { logs: { dir: './.cache/gcd' } }],
+    ['a folder of its own elsewhere', { logs: { dir: '/tmp/gcd-project-logs' } }],
+    ['the default folder spelled out', { logs: { dir: join(tempDir('gcd-state-'), 'genaicode-docker', 'logs') } }],
+    ['with other settings beside it', { limits: { memory: '256m' }, logs: { dir: 'var/logs', maxAgeDays: 1 } }],
+  ])('%s: INVALID_CONFIG naming logs.dir and where it belongs', (_what, content) => {
+    const root = projectWith(content);
+    const e = syncSandboxError(() => loadConfig({ cwd: root, env: noUserFile() }));
+    expect(e.code).toBe('INVALID_CONFIG');
+    expect(e.data.field).toBe('logs.dir');
+    expect(e.message).toContain(join(root, CONFIG_FILE_NAME));
+    expect(e.message).toContain('overlay records');
+    expect(e.message).toContain('your own config');
+  });
+
+  test("the user's file, the environment or the options still set it, even inside the project", () => {
+    const root = projectWith({ logs: { maxAgeDays: 1 } });
+    expect(loadConfig({ cwd: root, env: { ...userFile({ logs: { dir: 'var/logs' } }) } }).logs.dir).toBe(join(root, 'var', 'logs'));
+    expect(loadConfig({ cwd: root, env: { ...noUserFile(), GENAICODE_DOCKER_LOG_DIR: 'env/logs' } }).logs.dir).toBe(
+      join(root, 'env', 'logs'),
+    );
+    expect(loadConfig({ cwd: root, env: noUserFile(), overrides: { logs: { dir: 'opt/logs' } } }).logs.dir).toBe(join(root, 'opt', 'logs'));
   });
 });
 
