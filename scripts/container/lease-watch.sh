@@ -14,9 +14,11 @@ while :; do
   t=$(stat -c %Y "$f" 2>/dev/null) || continue
   case "$now$t" in *[!0-9]* | '') continue ;; esac
   if [ $((now - t)) -gt "$lease" ]; then
-    kill -s TERM -1 2>/dev/null
+    # `kill -TERM -1`, not `kill -s TERM -1`: dash (Debian's sh) takes a -1 after -s TERM for
+    # an option and signals nothing; this form works in dash and busybox alike.
+    kill -TERM -1 2>/dev/null
     sleep 2
-    kill -s KILL -1 2>/dev/null
+    kill -KILL -1 2>/dev/null
     exit 0
   fi
 done

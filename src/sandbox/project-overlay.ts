@@ -134,8 +134,13 @@ export function listProjectOverlays(stateRoot: string): Array<{ dir: string; rec
     const dir = join(overlays, name);
     try {
       const st = lstatSync(dir);
-      // Only a real folder of this user's: another user's record is never acted on.
-      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+      // Only a real folder of this user's: another user's record is never acted on. And only
+      // one made as this file makes them, private (0700, its record 0600): a folder that came
+      // with a repository or an archive (git keeps no such modes) is not a record of ours,
+      // whatever it claims, so no sweep applies a planted upper folder to the path it names.
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) continue;
+      const rec = lstatSync(join(dir, RECORD));
+      if (!rec.isFile() || (uid !== undefined && rec.uid !== uid) || (rec.mode & 0o077) !== 0) continue;
       const record = JSON.parse(readFileSync(join(dir, RECORD), 'utf8')) as OverlayRecord;
       if (typeof record.projectRoot === 'string' && typeof record.container === 'string') found.push({ dir, record });
     } catch (e) {

@@ -4,9 +4,10 @@
  * it, and the container's version is set aside for review; the rest is applied as usual.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { heldFolder, markApplied, settleOverlay } from '../../src/sandbox/overlay-orphans.js';
+import { listProjectOverlays } from '../../src/sandbox/project-overlay.js';
 import { removeTempDirs, tempDir } from '../support/temp-dirs.js';
 
 afterAll(() => removeTempDirs());
@@ -46,4 +47,32 @@ test("the user's host edits made after the owner's last apply survive a later se
   expect(settled.held).toEqual(expect.arrayContaining(['src/app.py', 'src/gone.py']));
   expect(readFileSync(join(heldFolder(state, dir), 'src', 'app.py'), 'utf8')).toBe('container v1\n');
   expect(existsSync(dir)).toBe(false);
+});
+
+describe('only records this package made are settled', () => {
+  function planted(state: string, mode: number, recordMode: number): string {
+    const dir = join(state, 'overlays', `planted-${mode.toString(8)}-${recordMode.toString(8)}`);
+    mkdirSync(join(dir, 'upper'), { recursive: true });
+    chmodSync(dir, mode);
+    writeFileSync(join(dir, 'overlay.json'), JSON.stringify({ projectRoot: '/home/someone', container: 'c', mode: 'rw', owner: 'h:1' }));
+    chmodSync(join(dir, 'overlay.json'), recordMode);
+    return dir;
+  }
+
+  test.each([
+    ['0755 with a 0644 record, as a git checkout leaves them', 0o755, 0o644],
+    ['0775 with a 0664 record, group-writable', 0o775, 0o664],
+    ['0700 with a readable 0644 record', 0o700, 0o644],
+    ['0750 with a 0600 record, a folder others may enter', 0o750, 0o600],
+  ])('a folder %s is not a record of ours', (_what, mode, recordMode) => {
+    const state = tempDir('gcd-planted-');
+    planted(state, mode, recordMode);
+    expect(listProjectOverlays(state)).toEqual([]);
+  });
+
+  test('one made private, as this package makes them, is', () => {
+    const state = tempDir('gcd-planted-');
+    const dir = planted(state, 0o700, 0o600);
+    expect(listProjectOverlays(state).map((o) => o.dir)).toEqual([dir]);
+  });
 });
