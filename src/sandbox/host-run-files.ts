@@ -156,9 +156,7 @@ const HOST_RUN_NAMES = new Set([
   'mvnw.cmd',
   'gradlew.bat',
   'ivy.xml',
-  'BUILD',
   'BUILD.bazel',
-  'WORKSPACE',
   'WORKSPACE.bazel',
   'MODULE.bazel',
   '.bazelrc',
@@ -199,6 +197,9 @@ const HOST_RUN_NAMES = new Set([
 ]);
 
 const HOST_RUN_NAMES_LOWER = new Set([...HOST_RUN_NAMES].map((n) => n.toLowerCase()));
+
+/** Bazel's names, matched in their own case only: in lower case they are the common `build/` and `workspace/` folders. */
+const HOST_RUN_NAMES_EXACT = new Set(['BUILD', 'WORKSPACE']);
 
 /** Name patterns (matched in lower case): `genaicode.config.*`, `*.config.js` and friends (eslint, vite, jest...), dotfile rc configs, `.pth` files Python runs at start. */
 const HOST_RUN_PATTERNS = [
@@ -246,7 +247,9 @@ export function hostRunReason(rel: string, mode?: number): string | undefined {
   const folder = parts.slice(0, -1).find((p) => HOST_RUN_FOLDERS.has(p));
   if (folder) return `in ${folder}/, which the host runs or loads`;
   if (HOST_RUN_FOLDERS.has(name)) return `${name}/ is a folder the host runs or loads: nothing in it is applied`;
-  if (HOST_RUN_NAMES_LOWER.has(name) || HOST_RUN_PATTERNS.some((p) => p.test(name))) return 'a file the host runs or loads by itself';
+  const ownName = rel.slice(rel.lastIndexOf('/') + 1);
+  if (HOST_RUN_NAMES_LOWER.has(name) || HOST_RUN_NAMES_EXACT.has(ownName) || HOST_RUN_PATTERNS.some((p) => p.test(name)))
+    return 'a file the host runs or loads by itself';
   if (HOST_RUN_PATHS.some((p) => p.test(lower))) return 'a file the host runs or loads by itself';
   if (mode !== undefined && (mode & 0o111) !== 0 && (mode & 0o170000) === 0o100000) return 'an executable file';
   return undefined;

@@ -247,6 +247,13 @@ describe('held: more files the host runs, by class, at any depth, in any case', 
     'x.code-workspace',
   ])('%s', (p) => expect(hostRunReason(p, 0o100644)).toBeDefined());
 
+  test('Bazel files in their own case, not the build/ and workspace/ folders', () => {
+    expect(hostRunReason('pkg/BUILD')).toBeDefined();
+    expect(hostRunReason('WORKSPACE')).toBeDefined();
+    expect(hostRunReason('build')).toBeUndefined();
+    expect(hostRunReason('workspace')).toBeUndefined();
+  });
+
   test.each(['src/config.toml', 'docs/compose.md', 'mise.md', 'src/shell.py'])('not %s', (p) =>
     expect(hostRunReason(p, 0o100644)).toBeUndefined(),
   );
