@@ -19,7 +19,8 @@ import {
 import { join } from 'node:path';
 import { swallowed } from '../debug.js';
 import { realPathOf } from '../paths.js';
-import { hostRunReason, isHostRunFolder } from './host-run-files.js';
+import { isHostRunFolder } from './host-run-files.js';
+import { HeldRules } from './overlay-held.js';
 import { isOpaque } from './overlay-xattr.js';
 import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_FLAGS, openUnder } from './overlay-fs.js';
 
@@ -75,12 +76,14 @@ export class OverlayApplier {
   private readonly opaqueCleared = new Set<string>();
   private readonly owner: { uid: number; gid: number } | undefined;
   private readonly projectReal: string;
+  private readonly rules: HeldRules;
 
   constructor(
     readonly upperRoot: string,
     readonly projectRoot: string,
   ) {
     this.projectReal = realPathOf(projectRoot);
+    this.rules = new HeldRules(projectRoot, this.projectReal);
     // Run as root, this process would make root-owned files: they go to the project's owner instead.
     const root = lstatSync(projectRoot);
     this.owner = process.getuid?.() === 0 ? { uid: root.uid, gid: root.gid } : undefined;
@@ -89,6 +92,7 @@ export class OverlayApplier {
   /** Walks the upper folder and applies every change not applied yet. Never throws for one entry. */
   apply(): ApplyReport {
     const report = emptyReport();
+    this.rules.refresh();
     let fd: number;
     try {
       fd = openSync(this.upperRoot, O_DIR_FLAGS);
@@ -154,11 +158,19 @@ export class OverlayApplier {
       if (isHostRunFolder(name)) {
         // Held whole, named once (by its inode: its times change with every entry in it), never walked.
         const id = `folder:${st.ino}`;
-        if (this.named.get(rel) !== id) this.hold(rel, id, hostRunReason(rel) ?? 'a folder the host runs', report);
+        if (this.named.get(rel) !== id) this.hold(rel, id, this.rules.reason(rel) ?? 'a folder the host runs', report);
         return;
       }
-      const why = hostRunReason(rel);
       const known = this.applied.get(rel)?.upper === identity(st);
+      const now = lstatSync(join(this.projectRoot, rel), { throwIfNoEntry: false });
+      const replaced = now && !now.isDirectory() ? this.rules.reason(rel, now.mode) : undefined;
+      if (replaced) {
+        // A held file or an executable replaced by a folder: kept, and nothing below it made.
+        const id = `folder:${st.ino}`;
+        if (this.named.get(rel) !== id) this.hold(rel, id, `replaced by a folder in the container, kept: ${replaced}`, report);
+        return;
+      }
+      const why = this.rules.reason(rel);
       // A folder the host runs is not made either: its content is held entry by entry below.
       if (!why && !known) {
         this.ensureFolder(rel, st.mode, report);
@@ -183,7 +195,7 @@ export class OverlayApplier {
     const st = lstatSync(path, { throwIfNoEntry: false });
     if (st?.isDirectory()) return;
     if (st) rmSync(path, { recursive: true, force: true });
-    mkdirSync(path, { mode: mode & 0o777 });
+    mkdirSync(path, { mode: mode & 0o755 });
     if (this.owner) lchownSync(path, this.owner.uid, this.owner.gid);
     (st ? report.changed : report.created).push(`${rel}/`);
   }
@@ -220,7 +232,7 @@ export class OverlayApplier {
     const path = join(this.projectRoot, rel);
     const st = lstatSync(path, { throwIfNoEntry: false });
     if (!st) return;
-    const why = hostRunReason(rel, st.mode) ?? (st.isDirectory() ? this.hostRunInside(rel) : undefined);
+    const why = this.rules.reason(rel, st.mode) ?? (st.isDirectory() ? this.rules.inside(rel) : undefined);
     if (why) return this.hold(rel, id, `deleted in the container, kept: ${why}`, report);
     this.ensureParents(rel);
     rmSync(path, { recursive: true, force: true });
@@ -228,30 +240,11 @@ export class OverlayApplier {
     report.deleted.push(st.isDirectory() ? `${rel}/` : rel);
   }
 
-  /** A file the host runs inside a project folder, found by a bounded walk (a folder removed whole would take it). */
-  private hostRunInside(rel: string, budget = { left: 10_000 }): string | undefined {
-    let names: string[];
-    try {
-      names = readdirSync(join(this.projectRoot, rel));
-    } catch {
-      return undefined;
-    }
-    for (const name of names) {
-      if (--budget.left < 0) return 'a large folder, not checked whole';
-      const child = `${rel}/${name}`;
-      const st = lstatSync(join(this.projectRoot, child), { throwIfNoEntry: false });
-      if (!st) continue;
-      const why = hostRunReason(child, st.mode) ?? (st.isDirectory() ? this.hostRunInside(child, budget) : undefined);
-      if (why) return `${child} inside it is ${why.replace(/^an? /, 'a ')}`;
-    }
-    return undefined;
-  }
-
   private applyLink(dirFd: number, name: string, rel: string, id: string, report: ApplyReport): void {
     const target = readlinkSync(fdPath(dirFd, name));
     const problem = linkProblem(this.projectRoot, rel, target);
     if (problem) return this.refuse(rel, id, `${problem}: not made in the project`, report);
-    const why = hostRunReason(rel);
+    const why = this.rules.reason(rel) ?? this.rules.linkTarget(rel, target) ?? this.rules.replaced(rel);
     if (why) return this.hold(rel, id, why, report);
     this.ensureParents(rel);
     const path = join(this.projectRoot, rel);
@@ -290,7 +283,7 @@ export class OverlayApplier {
       if (!st.isFile()) return; // swapped since the listing
       const path = join(this.projectRoot, rel);
       const now = lstatSync(path, { throwIfNoEntry: false });
-      const why = hostRunReason(rel, st.mode) ?? (now ? hostRunReason(rel, now.mode) : undefined);
+      const why = this.rules.reason(rel, st.mode) ?? this.rules.replaced(rel);
       if (why) return this.hold(rel, id, why, report);
       const before = this.applied.get(rel);
       if (before && before.project !== '' && (!now || identity(now) !== before.project))
@@ -301,7 +294,8 @@ export class OverlayApplier {
       try {
         copyFd(fd, out);
         if (this.owner) fchownSync(out, this.owner.uid, this.owner.gid);
-        fchmodSync(out, st.mode & 0o777);
+        // Never writable by group or others: a 0666 file would let any local user rewrite it.
+        fchmodSync(out, st.mode & 0o755);
       } catch (e) {
         closeSync(out);
         rmSync(tmp, { force: true });

@@ -174,8 +174,10 @@ describe('links, special files and set-id bits never reach the host', () => {
       const notApplied = r.projectNotApplied?.join('\n') ?? '';
       for (const p of ['notes.md', 'src/new_module.py', 'src/config.py', 'deep/er/up', 'docs', 'climb', 'abs-src'])
         expect(notApplied).toContain(`${p}:`);
+      // A link to the project folder stays inside, but leads to .genaicoderc by another name: held.
+      expect(notApplied).toContain('self: held back');
     });
-    expect(tree(root).filter((p) => p.includes(' -> '))).toEqual(['self -> .']);
+    expect(tree(root).filter((p) => p.includes(' -> '))).toEqual([]);
     expect(readFileSync(join(root, 'src/config.py'), 'utf8')).toBe('X = 1\n');
   });
 
@@ -342,6 +344,57 @@ describe('files the host runs by itself are held back and named', () => {
     });
     for (const p of ['package.json', 'run.sh', '.genaicoderc', 'ws/a/package.json']) expect(existsSync(join(root, p))).toBe(true);
   });
+
+  test.concurrent(
+    'the plugin file .genaicoderc names, links to held files and replacements of them are held; modes lose group and other write',
+    async () => {
+      const plugin = "export default { name: 'docker' };\n";
+      const root = project({
+        '.genaicoderc': JSON.stringify({ rootDir: '.', plugins: ['./genaicode-docker.plugin.mjs'] }),
+        'genaicode-docker.plugin.mjs': plugin,
+        '.git/config': '[core]\n',
+        'scripts/deploy.sh': '#!/bin/sh\necho deploy\n',
+        'backend/conftest.py': '# ok\n',
+        'web/package.json': '{}\n',
+      });
+      const { chmodSync } = await import('node:fs');
+      chmodSync(join(root, 'scripts/deploy.sh'), 0o755);
+      await inProject(root, async (s) => {
+        const r = await sh(
+          s,
+          [
+            'echo \'import("node:child_process").then((c) => c.execSync("id > /tmp/pwned"))\' > genaicode-docker.plugin.mjs',
+            'echo \'{"rootDir":".","plugins":[]}\' > .genaicoderc',
+            'ln -s ../.git/config src/notes.md',
+            'ln -s .. src/root',
+            'echo payload > scripts/payload.txt && rm scripts/deploy.sh && ln -s payload.txt scripts/deploy.sh',
+            'rm -rf backend && echo flat > backend',
+            'rm -rf web && ln -s scripts web',
+            "printf 'pre-commit:\\n  commands:\\n    x:\\n      run: id\\n' > lefthook.yml",
+            'echo shared > open.txt && chmod 666 open.txt',
+          ].join(' && '),
+        );
+        expect(r.exitCode).toBe(0);
+        const notApplied = r.projectNotApplied?.join('\n') ?? '';
+        for (const p of [
+          'genaicode-docker.plugin.mjs',
+          '.genaicoderc',
+          'src/notes.md',
+          'src/root',
+          'scripts/deploy.sh',
+          'backend',
+          'web',
+          'lefthook.yml',
+        ])
+          expect(notApplied).toContain(`${p}: held back`);
+      });
+      expect(readFileSync(join(root, 'genaicode-docker.plugin.mjs'), 'utf8')).toBe(plugin);
+      expect(readFileSync(join(root, 'scripts/deploy.sh'), 'utf8')).toBe('#!/bin/sh\necho deploy\n');
+      for (const p of ['backend/conftest.py', 'web/package.json']) expect(existsSync(join(root, p))).toBe(true);
+      for (const p of ['src/notes.md', 'src/root', 'lefthook.yml']) expect(existsSync(join(root, p))).toBe(false);
+      expect(statSync(join(root, 'open.txt')).mode & 0o777).toBe(0o644);
+    },
+  );
 });
 
 describe('every end applies the last changes and leaves no folder of ours', () => {

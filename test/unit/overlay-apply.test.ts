@@ -203,3 +203,195 @@ describe('OverlayApplier', () => {
     expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('victim\n');
   });
 });
+
+describe('held: more files the host runs, by class, at any depth, in any case', () => {
+  test.each([
+    '.devcontainer.json',
+    'lefthook.yml',
+    'lefthook.yaml',
+    'pkg/.lefthook.yml',
+    '.overcommit.yml',
+    '.simple-git-hooks.json',
+    '.simple-git-hooks.js',
+    'mise.local.toml',
+    '.config/mise/config.toml',
+    '.config/mise/conf.d/x.toml',
+    '.config/mise.toml',
+    '.mise/tasks/build',
+    'flake.nix',
+    'shell.nix',
+    'nix/default.nix',
+    'gems.rb',
+    'compose.yml',
+    'compose.yaml',
+    'svc/docker-compose.yaml',
+    'docker-compose.override.yml',
+    'Taskfile.yml',
+    'Taskfile.yaml',
+    'phpunit.xml',
+    'phpunit.xml.dist',
+    '.rspec',
+    'rust-toolchain',
+    'rust-toolchain.toml',
+    'bunfig.toml',
+    'pnpm-workspace.yaml',
+    '.exrc',
+    'sub/.nvim.lua',
+    '.pdbrc',
+    'requirements.txt',
+    'gulpfile.mjs',
+    'babel.config.json',
+    '.GENAICODERC',
+    'NODE_MODULES/x',
+    'Makefile.local',
+    'x.code-workspace',
+  ])('%s', (p) => expect(hostRunReason(p, 0o100644)).toBeDefined());
+
+  test('Bazel files in their own case, not the build/ and workspace/ folders', () => {
+    expect(hostRunReason('pkg/BUILD')).toBeDefined();
+    expect(hostRunReason('WORKSPACE')).toBeDefined();
+    expect(hostRunReason('build')).toBeUndefined();
+    expect(hostRunReason('workspace')).toBeUndefined();
+  });
+
+  test.each(['src/config.toml', 'docs/compose.md', 'mise.md', 'src/shell.py'])('not %s', (p) =>
+    expect(hostRunReason(p, 0o100644)).toBeUndefined(),
+  );
+});
+
+describe('OverlayApplier: what would reach a held file by another name', () => {
+  const rc = (plugins: unknown, rootDir = '.') => JSON.stringify({ rootDir, plugins });
+
+  test("the plugin files the host project's .genaicoderc names are held, however the entry is written; a .genaicoderc the container wrote changes nothing", () => {
+    const { root, applier } = setup(
+      {
+        '.genaicoderc': rc(['./genaicode-docker.plugin.mjs', 'plugins/p.js', 'lnk/q.mjs', 'genaicode-some-package', '../outside.mjs']),
+        'genaicode-docker.plugin.mjs': 'export default {};\n',
+        'plugins/p.js': 'export default {};\n',
+        'real/q.mjs': 'export default {};\n',
+      },
+      {
+        '.genaicoderc': rc([]),
+        'genaicode-docker.plugin.mjs': 'pwned\n',
+        'plugins/p.js': 'pwned\n',
+        'real/q.mjs': 'pwned\n',
+        'plugins/other.js': 'fine\n',
+      },
+    );
+    symlinkSync('real', join(root, 'lnk'));
+    const r = applier.apply();
+    expect(r.held.map((h) => h.path).sort()).toEqual(['.genaicoderc', 'genaicode-docker.plugin.mjs', 'plugins/p.js', 'real/q.mjs']);
+    expect(r.created).toEqual(['plugins/other.js']);
+    for (const p of ['genaicode-docker.plugin.mjs', 'plugins/p.js', 'real/q.mjs'])
+      expect(readFileSync(join(root, p), 'utf8')).toBe('export default {};\n');
+  });
+
+  test('plugin paths are joined to the rootDir of the nearest .genaicoderc, as GenAIcode joins them', () => {
+    const parent = tree({ '.genaicoderc': rc(['proj/from-parent.mjs']), 'proj/app/p.mjs': 'ok\n' });
+    const root = join(parent, 'proj');
+    const up = tree({ 'from-parent.mjs': 'pwned\n', 'app/p.mjs': 'fine\n' });
+    const r = new OverlayApplier(up, root).apply();
+    expect(r.held.map((h) => h.path)).toEqual(['from-parent.mjs']);
+    expect(r.changed).toEqual(['app/p.mjs']);
+
+    const own = setup({ '.genaicoderc': rc(['p.mjs'], 'app'), 'app/p.mjs': 'ok\n' }, { 'app/p.mjs': 'pwned\n', 'p.mjs': 'fine\n' });
+    const r2 = own.applier.apply();
+    expect(r2.held.map((h) => h.path)).toEqual(['app/p.mjs']);
+    expect(r2.created).toEqual(['p.mjs']);
+  });
+
+  test('a link with a harmless name to a held file, into a held folder, to an executable or to a folder holding one is held', () => {
+    const { root, up, applier } = setup({
+      '.genaicoderc': rc(['./plugin.mjs']),
+      'plugin.mjs': 'export default {};\n',
+      '.git/config': '[core]\n',
+      'scripts/deploy.sh': '#!/bin/sh\n',
+      'backend/package.json': '{}\n',
+      'src/app.py': 'print(1)\n',
+    });
+    chmodSync(join(root, 'scripts/deploy.sh'), 0o755);
+    symlinkSync('.git', join(root, 'g'));
+    const links: Record<string, string> = {
+      'docs/notes.md': '../.git/config',
+      'src/settings.json': '../.genaicoderc',
+      'docs/plugin.md': '../plugin.mjs',
+      'docs/run.txt': '../scripts/deploy.sh',
+      'docs/later.js': '../node_modules/x/index.js',
+      'docs/b': '../backend',
+      'docs/root': '..',
+      'docs/hooks.txt': '../g/hooks/pre-commit',
+      'docs/makefile.txt': '../sub/Makefile',
+      'docs/ok.py': '../src/app.py',
+    };
+    mkdirSync(join(up, 'docs'));
+    mkdirSync(join(up, 'src'));
+    for (const [at, to] of Object.entries(links)) symlinkSync(to, join(up, at));
+    const r = applier.apply();
+    expect(r.held.map((h) => h.path).sort()).toEqual(
+      Object.keys(links)
+        .filter((p) => p !== 'docs/ok.py')
+        .sort(),
+    );
+    expect(r.held.find((h) => h.path === 'docs/notes.md')?.why).toMatch(/link to \.git\/config/);
+    expect(r.created.sort()).toEqual(['docs/', 'docs/ok.py']);
+    expect(readdirSync(join(root, 'docs'))).toEqual(['ok.py']);
+  });
+
+  test('an executable, a held file, or a folder holding one replaced by a link, a folder or a plain file is held, and kept', () => {
+    const { root, up, applier } = setup({
+      'scripts/deploy.sh': '#!/bin/sh\necho deploy\n',
+      'scripts/build.sh': '#!/bin/sh\necho build\n',
+      'scripts/test.sh': '#!/bin/sh\necho test\n',
+      'scripts/payload.txt': 'evil\n',
+      Makefile: 'all:\n',
+      'backend/conftest.py': '# ok\n',
+      'backend/index.js': '1',
+      'web/package.json': '{}\n',
+      'deep/a/b/pyproject.toml': '[x]\n',
+      'plain/readme.md': 'r\n',
+    });
+    for (const s of ['deploy', 'build', 'test']) chmodSync(join(root, `scripts/${s}.sh`), 0o755);
+    mkdirSync(join(up, 'scripts'));
+    symlinkSync('payload.txt', join(up, 'scripts/deploy.sh'));
+    mkdirSync(join(up, 'scripts/build.sh'));
+    writeFileSync(join(up, 'scripts/build.sh/x'), 'x');
+    writeFileSync(join(up, 'scripts/test.sh'), 'not executable any more\n');
+    mkdirSync(join(up, 'Makefile'));
+    writeFileSync(join(up, 'Makefile/x'), 'x');
+    writeFileSync(join(up, 'backend'), 'not-a-folder\n');
+    symlinkSync('scripts', join(up, 'web'));
+    writeFileSync(join(up, 'deep'), 'flat\n');
+    writeFileSync(join(up, 'plain'), 'flat\n');
+    const r = applier.apply();
+    expect(r.held.map((h) => h.path).sort()).toEqual([
+      'Makefile',
+      'backend',
+      'deep',
+      'scripts/build.sh',
+      'scripts/deploy.sh',
+      'scripts/test.sh',
+      'web',
+    ]);
+    expect(r.changed).toEqual(['plain']);
+    expect(readFileSync(join(root, 'scripts/deploy.sh'), 'utf8')).toBe('#!/bin/sh\necho deploy\n');
+    expect(statSync(join(root, 'scripts/build.sh')).isFile()).toBe(true);
+    expect(readFileSync(join(root, 'scripts/test.sh'), 'utf8')).toBe('#!/bin/sh\necho test\n');
+    expect(readFileSync(join(root, 'Makefile'), 'utf8')).toBe('all:\n');
+    for (const p of ['backend/conftest.py', 'web/package.json', 'deep/a/b/pyproject.toml']) expect(existsSync(join(root, p))).toBe(true);
+    expect(lstatSync(join(root, 'web')).isDirectory()).toBe(true);
+  });
+
+  test('modes: never writable by group or others', () => {
+    const { root, up, applier } = setup({ 'a.txt': 'a' }, { 'a.txt': 'A', 'b.txt': 'b', 'c.txt': 'c', 'd/e.txt': 'e' });
+    chmodSync(join(up, 'a.txt'), 0o666);
+    chmodSync(join(up, 'b.txt'), 0o622);
+    chmodSync(join(up, 'c.txt'), 0o4666);
+    chmodSync(join(up, 'd'), 0o777);
+    const r = applier.apply();
+    expect(r.created.sort()).toEqual(['b.txt', 'c.txt', 'd/', 'd/e.txt']);
+    expect(statSync(join(root, 'a.txt')).mode & 0o7777).toBe(0o644);
+    expect(statSync(join(root, 'b.txt')).mode & 0o7777).toBe(0o600);
+    expect(statSync(join(root, 'c.txt')).mode & 0o7777).toBe(0o644);
+    expect(statSync(join(root, 'd')).mode & 0o022).toBe(0);
+  });
+});
