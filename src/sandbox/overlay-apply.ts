@@ -61,6 +61,10 @@ export interface ApplyReport {
   setIdDropped: string[];
 }
 
+/** What one apply looks at, at most: entries of the upper folder, and folders deep. */
+export const MAX_APPLY_ENTRIES = 20_000;
+export const MAX_APPLY_DEPTH = 64;
+
 function emptyReport(): ApplyReport {
   return { created: [], changed: [], deleted: [], held: [], refused: [], setIdDropped: [] };
 }
@@ -74,6 +78,8 @@ export class OverlayApplier {
   readonly heldAll = new Map<string, string>();
   /** Opaque folders whose hidden project entries were removed (`path:inode`). */
   private readonly opaqueCleared = new Set<string>();
+  /** Entries looked at in the current apply (MAX_APPLY_ENTRIES). */
+  private visits = 0;
   private readonly owner: { uid: number; gid: number } | undefined;
   private readonly projectReal: string;
   private readonly rules: HeldRules;
@@ -92,6 +98,7 @@ export class OverlayApplier {
   /** Walks the upper folder and applies every change not applied yet. Never throws for one entry. */
   apply(): ApplyReport {
     const report = emptyReport();
+    this.visits = 0;
     this.rules.refresh();
     let fd: number;
     try {
@@ -109,6 +116,12 @@ export class OverlayApplier {
   }
 
   private walk(dirFd: number, relDir: string, report: ApplyReport): void {
+    // The walk runs on this process's event loop: a container's flood of entries, or a tree
+    // thousands of folders deep, costs each apply at most so much, and what is past it is said.
+    if (relDir && relDir.split('/').length >= MAX_APPLY_DEPTH) {
+      report.refused.push({ path: relDir, why: `deeper than ${MAX_APPLY_DEPTH} folders: what is below is not applied` });
+      return;
+    }
     let names: string[];
     try {
       names = readdirSync(fdPath(dirFd));
@@ -118,6 +131,14 @@ export class OverlayApplier {
     }
     for (const name of names.sort()) {
       const rel = relDir ? `${relDir}/${name}` : name;
+      if (++this.visits > MAX_APPLY_ENTRIES) {
+        if (this.visits === MAX_APPLY_ENTRIES + 1)
+          report.refused.push({
+            path: rel,
+            why: `the overlay holds more than ${MAX_APPLY_ENTRIES} entries: this one and the rest are not applied`,
+          });
+        return;
+      }
       try {
         this.applyEntry(dirFd, name, rel, report);
       } catch (e) {
