@@ -74,6 +74,15 @@ export function mountDescription(mount: 'ro' | 'scratch' | 'rw'): string {
       : 'read-only';
 }
 
+/** What a task's model is told of where its commands run. */
+export function taskEnvironment(image: string, sandbox: Sandbox, network: string): string {
+  const mounted = sandbox.info.project;
+  const project = mounted
+    ? `the user's project ${mountDescription(mounted.mount).toLowerCase()} at ${mounted.containerRoot}`
+    : 'no project mounted';
+  return `image ${image}; working directory ${sandbox.info.workdir}; ${project}; network ${network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`;
+}
+
 /** startContainer's answer and the line a person reads; `lifetime` says when the container goes, in the host's terms. */
 export function startAnswer(
   sandbox: Sandbox,

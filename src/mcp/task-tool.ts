@@ -1,12 +1,11 @@
 import { RUN_CONTAINER_TASK } from '../actions/task-spec.js';
-import { mountDescription } from '../actions/answers.js';
+import { taskEnvironment } from '../actions/answers.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
-import { checkImageAllowed, checkProjectMount } from '../policy/policy.js';
-import { chooseImage } from '../sandbox/golden-images.js';
 import { changesLine } from '../sandbox/project-changes.js';
 import { runTask, type TaskResult } from '../task/task-loop.js';
 import { mcpTool } from './mcp-tool.js';
+import { startChecked } from './start-sandbox.js';
 
 /**
  * runContainerTask over MCP: the same inner loop and container as the plugin's, on the
@@ -31,25 +30,12 @@ export const RUN_CONTAINER_TASK_TOOL = mcpTool(
       );
     const { config } = ctx.runtime;
     const manager = ctx.runtime.manager();
-    const none = args.image === undefined && args.language === undefined;
-    const choice = await chooseImage(
-      config,
-      manager.engine,
-      { image: args.image, language: args.language },
-      none ? ctx.runtime.projectLanguage() : undefined,
-    );
-    checkImageAllowed(choice.image, config.images.allow, config.images.projectAllow);
-    const project = checkProjectMount(args.project ?? 'none', config.project.mount);
-    const sandbox = await manager.start({
-      image: choice.image,
+    const { sandbox, choice } = await startChecked(ctx, args, {
       network: config.task.network,
       ...(args.workingDir ? { workdir: args.workingDir } : {}),
-      project,
-      signal: ctx.signal,
     });
     let result: TaskResult;
     try {
-      const mounted = sandbox.info.project;
       result = await runTask({
         sandbox,
         taskDescription: args.taskDescription,
@@ -60,7 +46,7 @@ export const RUN_CONTAINER_TASK_TOOL = mcpTool(
           commandTimeoutMs: config.exec.timeoutMs,
         },
         log: manager.logs.create('task'),
-        environment: `image ${choice.image}; working directory ${sandbox.info.workdir}; ${mounted ? `the user's project ${mountDescription(mounted.mount).toLowerCase()} at ${mounted.containerRoot}` : 'no project mounted'}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
+        environment: taskEnvironment(choice.image, sandbox, config.task.network),
         signal: ctx.signal,
       });
     } catch (e) {

@@ -16,10 +16,9 @@ import { READ_LOG, readLogLines } from '../actions/read-log.js';
 import { answerForModel, buildCommandAnswer } from '../answer/command-answer.js';
 import { buildCodeAnswer } from '../code/code-answer.js';
 import { SandboxError } from '../errors.js';
-import { checkImageAllowed, checkProjectMount } from '../policy/policy.js';
-import { chooseImage } from '../sandbox/golden-images.js';
 import { changesLine } from '../sandbox/project-changes.js';
 import { mcpTool, type McpTool, type ToolContext } from './mcp-tool.js';
+import { startChecked } from './start-sandbox.js';
 import { RUN_CONTAINER_TASK_TOOL } from './task-tool.js';
 
 /** The lifetime of an MCP server's container, as startContainer's answer states it. */
@@ -43,24 +42,10 @@ const startContainer = mcpTool(
   MCP_START_CONTAINER,
   () => ({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }),
   async (args, ctx) => {
-    const { config } = ctx.runtime;
-    const manager = ctx.runtime.manager();
-    const none = args.image === undefined && args.language === undefined;
-    const choice = await chooseImage(
-      config,
-      manager.engine,
-      { image: args.image, language: args.language },
-      none ? ctx.runtime.projectLanguage() : undefined,
-    );
     // Refused before anything starts: an image off the allowlist, more than project.mount allows.
-    checkImageAllowed(choice.image, config.images.allow, config.images.projectAllow);
-    const project = checkProjectMount(args.project ?? 'none', config.project.mount);
-    const sandbox = await manager.start({
-      image: choice.image,
-      network: config.network,
+    const { sandbox, choice } = await startChecked(ctx, args, {
+      network: ctx.runtime.config.network,
       ...(args.name ? { name: args.name } : {}),
-      project,
-      signal: ctx.signal,
     });
     return startAnswer(sandbox, choice, LIFETIME);
   },

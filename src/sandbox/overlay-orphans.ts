@@ -17,7 +17,7 @@ import { swallowed } from '../debug.js';
 import { currentOwner, parseOwner } from './labels.js';
 import { OverlayApplier, type ApplyReport } from './overlay-apply.js';
 import { listProjectOverlays, removeProjectOverlay } from './project-overlay.js';
-import type { SettledOverlay } from './sweep.js';
+import { processAlive, type SettledOverlay } from './sweep.js';
 
 /**
  * Overlays left behind by a container that ended without its owner: the owner was killed
@@ -152,13 +152,4 @@ const APPLIED_STAMP = 'applied';
 /** Where the container's versions of held files are kept for the user. */
 export function heldFolder(stateRoot: string, overlayDir: string): string {
   return join(stateRoot, 'held', basename(overlayDir));
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -52,7 +52,8 @@ export interface SettledOverlay {
   refused: string[];
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this pid exists (another user's counts). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -7,7 +7,7 @@ import { changesLine } from '../../../../sandbox/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine } from '../../../../actions/action-spec.js';
 import { RUN_CONTAINER_TASK } from '../../../../actions/task-spec.js';
-import { mountDescription } from '../../../../actions/answers.js';
+import { taskEnvironment } from '../../../../actions/answers.js';
 import { defineAction } from './define-action.js';
 
 export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler: ActionHandler; description: string } {
@@ -40,7 +40,7 @@ export function createRunContainerTaskHandler(runtime: PluginRuntime): { handler
           commandTimeoutMs: config.exec.timeoutMs,
         },
         log: runtime.manager().logs.create('task'),
-        environment: `image ${image}; working directory ${sandbox.info.workdir}; ${sandbox.info.project ? `the user's project ${mountDescription(sandbox.info.project.mount).toLowerCase()} at ${sandbox.info.project.containerRoot}` : 'no project mounted'}; network ${config.task.network}; /bin/sh; memory ${Math.round(sandbox.info.memoryBytes / 1024 ** 2)} MiB`,
+        environment: taskEnvironment(image, sandbox, config.task.network),
         ...(signal ? { signal } : {}),
         waitIfPaused: props.waitIfPaused,
         onProgress: (p) => {
