@@ -584,10 +584,12 @@ describe('the lease while its owner lives', () => {
     async () => {
       const root = project();
       const { SandboxManager } = await import('../../src/index.js');
-      const manager = new SandboxManager({ config: configFor(root), sweepOnStart: false, leaseSeconds: 3 });
+      // A short lease, so that its watch looks every second, yet long enough that a busy jest
+      // worker (other tests' applies on this event loop) never renews it late by that much.
+      const manager = new SandboxManager({ config: configFor(root), sweepOnStart: false, leaseSeconds: 8 });
       const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
       try {
-        const until = Date.now() + 8000;
+        const until = Date.now() + 12_000;
         let cut = 0;
         while (Date.now() < until) {
           const r = await s.exec('while :; do :; done', { timeoutMs: 300 });
