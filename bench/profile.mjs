@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { DockerEngine, SandboxManager } from '../dist/index.js';
 import { FrameDemuxer } from '../dist/engine/demux.js';
 import { openExecStream } from '../dist/engine/exec-stream.js';
-import { wrapCommand } from '../dist/sandbox/wrapper-protocol.js';
+import { wrapCommand } from '../dist/commands/wrapper-protocol.js';
 import { benchEngine } from './bench-engine.mjs';
 import { MINIMAL_IMAGE, MiB, dockerToFile, fmtMs, interleave, loadAvg, median, now, rmQuiet, tempDir } from './lib.mjs';
 

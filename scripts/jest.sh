@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs the test suites in two phases (three with GENAICODE_1X_PACKAGE), and fails if any failed:
 #  1. every file but the sweep tests, in parallel;
-#  2. test/integration/sweep.test.ts alone: it sets up containers whose owner is gone on
+#  2. test/integration/sandbox/sweep.test.ts alone: it sets up containers whose owner is gone on
 #     purpose, which a start-up sweep of another file's CLI or genaicode child would remove.
 # Options go to both jest runs (e.g. --ci, --silent); to run some files, call jest itself.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-vm-modules"
-SWEEP=test/integration/sweep.test.ts
+SWEEP=test/integration/sandbox/sweep.test.ts
 
 npx jest "$@" --testPathIgnorePatterns "/node_modules/" "/${SWEEP//./\\.}\$"
 parallel=$?

@@ -27,12 +27,14 @@ export type {
   PullProgress,
   StreamId,
 } from './engine/container-engine.js';
-export { LANGUAGES, imageForLanguage, detectProjectLanguage, type Language } from './config/languages.js';
+export { LANGUAGES, type Language } from './config/languages.js';
+export { imageForLanguage } from './images/language-images.js';
+export { detectProjectLanguage } from './project/project-language.js';
 export { DockerEngine } from './engine/docker-engine.js';
 export { resolveConnection, type EngineConnection } from './engine/connection.js';
 export { SandboxManager, newSessionId, type StartOptions, type SandboxManagerOptions } from './sandbox/sandbox-manager.js';
 export { Sandbox, TIMEOUT_EXIT_CODE, CANCELED_EXIT_CODE, type SandboxInfo } from './sandbox/sandbox.js';
-export type { ExecOptions, ExecResult } from './sandbox/exec-types.js';
+export type { ExecOptions, ExecResult } from './commands/exec-types.js';
 export { sweepContainers, type SweepReport, type SweepOptions } from './sandbox/sweep.js';
 export { LABEL } from './sandbox/labels.js';
 export { INVARIANTS, checkImageAllowed, type MountRequest } from './policy/policy.js';

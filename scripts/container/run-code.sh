@@ -50,7 +50,7 @@ killed=0
 lang=$1
 [ "${2:-}" = clean-first ] && clean
 case "$lang" in
-  # Only the clean-up (sandbox/disk-watch.ts: the writer left running when the disk limit
+  # Only the clean-up (commands/disk-watch.ts: the writer left running when the disk limit
   # is passed between commands); prints how many it killed.
   clean) clean; echo "gone $killed"; exit 0 ;;
   # -I: the working folder (where an earlier snippet may have left a json.py) is not on

@@ -1,11 +1,11 @@
 import { homedir } from 'node:os';
 import { killedBySignal } from '../answer/signals.js';
 import { SandboxError } from '../errors.js';
-import type { ReadFileResult } from '../sandbox/container-files.js';
-import type { ExecResult } from '../sandbox/exec-types.js';
+import type { ReadFileResult } from '../files/container-files.js';
+import type { ExecResult } from '../commands/exec-types.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import type { ImageChoice } from '../sandbox/golden-images.js';
+import type { ImageChoice } from '../images/golden-images.js';
 
 /**
  * Answers every host gives in the same words: the line a person reads for one command, the

@@ -1,4 +1,4 @@
-import type { ExecResult } from '../sandbox/exec-types.js';
+import type { ExecResult } from '../commands/exec-types.js';
 import { DEFAULT_SUMMARY_THRESHOLD_BYTES } from '../config/config-schema.js';
 import { swallowed } from '../debug.js';
 import { sliceText } from '../display-text.js';

@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import type { ExecResult } from '../sandbox/exec-types.js';
+import type { ExecResult } from '../commands/exec-types.js';
 
 /** What the common deadly signals mean, for a developer reading an exit code. */
 const MEANING: Record<string, string> = {

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/config-schema.js';
 import { DockerEngine } from '../engine/docker-engine.js';
 import { SandboxError } from '../errors.js';
-import { ContainerFiles } from '../sandbox/container-files.js';
+import { ContainerFiles } from '../files/container-files.js';
 import { LABEL } from '../sandbox/labels.js';
 import { reportFailure } from './format.js';
 

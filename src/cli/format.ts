@@ -1,6 +1,6 @@
 import { displayText } from '../display-text.js';
 import { isSandboxError } from '../errors.js';
-import type { ExecResult } from '../sandbox/exec-types.js';
+import type { ExecResult } from '../commands/exec-types.js';
 
 /** One result as a person reads it at a terminal. */
 export function formatExecResult(r: ExecResult): string {

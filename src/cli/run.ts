@@ -3,9 +3,10 @@ import type { Config } from '../config/config-schema.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
 import { formatExecResult, reportFailure } from './format.js';
-import { detectProjectLanguage, type Language } from '../config/languages.js';
-import { chooseImage } from '../sandbox/golden-images.js';
-import { changesLine } from '../sandbox/project-changes.js';
+import { detectProjectLanguage } from '../project/project-language.js';
+import { type Language } from '../config/languages.js';
+import { chooseImage } from '../images/golden-images.js';
+import { changesLine } from '../project/project-changes.js';
 import { displayText } from '../display-text.js';
 
 export interface RunOptions {

@@ -8,9 +8,10 @@ import { GeminiTaskModel } from '../task/gemini-model.js';
 import { runTask } from '../task/task-loop.js';
 import type { TaskModel } from '../task/task-model.js';
 import { displayText } from '../display-text.js';
-import { detectProjectLanguage, type Language } from '../config/languages.js';
-import { chooseImage } from '../sandbox/golden-images.js';
-import { changesLine } from '../sandbox/project-changes.js';
+import { detectProjectLanguage } from '../project/project-language.js';
+import { type Language } from '../config/languages.js';
+import { chooseImage } from '../images/golden-images.js';
+import { changesLine } from '../project/project-changes.js';
 
 export interface TaskCliOptions {
   image?: string;

@@ -2,10 +2,10 @@ import { BOUNDS } from '../config/config-schema.js';
 import { projectChangedText } from '../config/project-trust.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
-import type { ExecResult } from '../sandbox/exec-types.js';
+import type { ExecResult } from '../commands/exec-types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { SandboxManager, StartOptions } from '../sandbox/sandbox-manager.js';
-import { RUN_CODE_SCRIPT } from '../sandbox/wrapper-protocol.js';
+import { RUN_CODE_SCRIPT } from '../commands/wrapper-protocol.js';
 
 /**
  * codeExecute: a Python or bash snippet run in a sandbox the caller never manages (seed

@@ -207,7 +207,7 @@ export const ConfigSchema = z
         /**
          * What a container may write to its own filesystem (its writable layer). Enforced by
          * the engine where the storage driver has quotas; else no file may grow past it and
-         * the writable layer is measured for as long as the container lives (sandbox/disk-watch.ts).
+         * the writable layer is measured for as long as the container lives (commands/disk-watch.ts).
          * @default 2g
          */
         disk: byteSize(BOUNDS.diskBytes.min, BOUNDS.diskBytes.max).default('2g'),

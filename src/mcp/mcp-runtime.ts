@@ -1,6 +1,7 @@
 import { loadConfig } from '../config/load-config.js';
 import type { Config } from '../config/config-schema.js';
-import { detectProjectLanguage, type Language } from '../config/languages.js';
+import { detectProjectLanguage } from '../project/project-language.js';
+import { type Language } from '../config/languages.js';
 import { CodeExecutor } from '../code/code-executor.js';
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { SandboxManager } from '../sandbox/sandbox-manager.js';

@@ -1,6 +1,6 @@
 import type { ProjectMount } from '../policy/policy.js';
 import { checkImageAllowed, checkProjectMount } from '../policy/policy.js';
-import { chooseImage, type ImageChoice, type ImageRequest } from '../sandbox/golden-images.js';
+import { chooseImage, type ImageChoice, type ImageRequest } from '../images/golden-images.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { StartOptions } from '../sandbox/sandbox-manager.js';
 import type { ToolContext } from './mcp-tool.js';

@@ -2,7 +2,7 @@ import { RUN_CONTAINER_TASK } from '../actions/task-spec.js';
 import { taskEnvironment } from '../actions/answers.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
-import { changesLine } from '../sandbox/project-changes.js';
+import { changesLine } from '../project/project-changes.js';
 import { runTask, type TaskResult } from '../task/task-loop.js';
 import { mcpTool } from './mcp-tool.js';
 import { startChecked } from './start-sandbox.js';

@@ -16,7 +16,7 @@ import { READ_LOG, readLogLines } from '../actions/read-log.js';
 import { answerForModel, buildCommandAnswer } from '../answer/command-answer.js';
 import { buildCodeAnswer } from '../code/code-answer.js';
 import { SandboxError } from '../errors.js';
-import { changesLine } from '../sandbox/project-changes.js';
+import { changesLine } from '../project/project-changes.js';
 import { mcpTool, type McpTool, type ToolContext } from './mcp-tool.js';
 import { startChecked } from './start-sandbox.js';
 import { RUN_CONTAINER_TASK_TOOL } from './task-tool.js';

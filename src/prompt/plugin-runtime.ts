@@ -9,7 +9,8 @@ import { CodeExecutor } from '../code/code-executor.js';
 import { CodeExecutors } from '../code/code-executors.js';
 import { ConversationContainers } from './conversation-containers.js';
 import { swallowed } from '../debug.js';
-import { detectProjectLanguage, type Language } from '../config/languages.js';
+import { detectProjectLanguage } from '../project/project-language.js';
+import { type Language } from '../config/languages.js';
 
 export interface DockerPluginOptions {
   /** Configuration passed in code; wins over .genaicode-docker.json and GENAICODE_DOCKER_*. */

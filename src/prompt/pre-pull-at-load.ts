@@ -1,5 +1,5 @@
 import { swallowed } from '../debug.js';
-import { prePullImages } from '../sandbox/pre-pull.js';
+import { prePullImages } from '../images/pre-pull.js';
 import type { PluginRuntime } from './plugin-runtime.js';
 
 /**

@@ -1,7 +1,7 @@
 import { utimesSync } from 'node:fs';
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { swallowed } from '../debug.js';
-import { LEASE_WATCH_SCRIPT } from './wrapper-protocol.js';
+import { LEASE_WATCH_SCRIPT } from '../commands/wrapper-protocol.js';
 
 /**
  * The lease of a container whose project is an overlay (rw or scratch): a host file of ours,

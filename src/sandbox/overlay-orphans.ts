@@ -15,8 +15,8 @@ import { basename, join } from 'node:path';
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { swallowed } from '../debug.js';
 import { currentOwner, parseOwner } from './labels.js';
-import { OverlayApplier, type ApplyReport } from './overlay-apply.js';
-import { listProjectOverlays, removeProjectOverlay } from './project-overlay.js';
+import { OverlayApplier, type ApplyReport } from '../project/overlay-apply.js';
+import { listProjectOverlays, removeProjectOverlay } from '../project/project-overlay.js';
 import { processAlive, type SettledOverlay } from './sweep.js';
 
 /**

@@ -2,12 +2,12 @@ import { lstat, readdir } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { join, posix } from 'node:path';
 import { swallowed } from '../debug.js';
-import type { ContainerHelpers } from './container-helpers.js';
-import { OverlayApplier, type ApplyReport } from './overlay-apply.js';
+import type { ContainerHelpers } from '../commands/container-helpers.js';
+import { OverlayApplier, type ApplyReport } from '../project/overlay-apply.js';
 import { heldFolder, markApplied } from './overlay-orphans.js';
-import type { ProjectChanges } from './project-changes.js';
-import { MAX_LISTED_CHANGES } from './project-changes.js';
-import { removeProjectOverlay } from './project-overlay.js';
+import type { ProjectChanges } from '../project/project-changes.js';
+import { MAX_LISTED_CHANGES } from '../project/project-changes.js';
+import { removeProjectOverlay } from '../project/project-overlay.js';
 
 /** The disk blocks under `dir`, never following a link; what vanishes during the walk counts nothing. */
 async function folderBytes(dir: string): Promise<number> {

@@ -26,12 +26,12 @@ import { Sandbox } from './sandbox.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
 import { isWithin } from '../paths.js';
-import { checkOverlayEngine, projectBinds, type ProjectBinds } from './project-mount.js';
-import { removeProjectOverlay } from './project-overlay.js';
+import { checkOverlayEngine, projectBinds, type ProjectBinds } from '../project/project-mount.js';
+import { removeProjectOverlay } from '../project/project-overlay.js';
 import { settleOrphanOverlays } from './overlay-orphans.js';
 import { DEFAULT_LEASE_SECONDS, Lease, LEASE_IN_CONTAINER } from './lease.js';
-import { missingImageError } from './golden-images.js';
-import { pullFlights } from './pull-flights.js';
+import { missingImageError } from '../images/golden-images.js';
+import { pullFlights } from '../images/pull-flights.js';
 
 export interface StartOptions {
   /** Image to start. @default config.images.default */
@@ -80,7 +80,7 @@ export interface SandboxManagerOptions {
   leaseSeconds?: number;
 }
 
-export { BUILD_OFFLINE_SCRIPT } from './golden-images.js';
+export { BUILD_OFFLINE_SCRIPT } from '../images/golden-images.js';
 
 /** A session id that sorts by time and names a log folder: 20261122-031500-a1b2c3. */
 export function newSessionId(now = new Date()): string {

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
 import type { LogStore } from '../capture/log-store.js';
-import { CommandCapture } from './command-capture.js';
-import { DiskWatch, type DiskNotice } from './disk-watch.js';
-import { explainResult } from './exec-reason.js';
-import { ContainerHelpers } from './container-helpers.js';
+import { CommandCapture } from '../commands/command-capture.js';
+import { DiskWatch, type DiskNotice } from '../commands/disk-watch.js';
+import { explainResult } from '../commands/exec-reason.js';
+import { ContainerHelpers } from '../commands/container-helpers.js';
 import {
   ContainerFiles,
   type EditFileResult,
@@ -13,13 +13,13 @@ import {
   type ListDirectoryResult,
   type ReadFileResult,
   type WriteFileResult,
-} from './container-files.js';
+} from '../files/container-files.js';
 import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
-import type { ExecOptions, ExecResult } from './exec-types.js';
-import { type Counters, wrapCommand } from './wrapper-protocol.js';
+import type { ExecOptions, ExecResult } from '../commands/exec-types.js';
+import { type Counters, wrapCommand } from '../commands/wrapper-protocol.js';
 import { swallowed } from '../debug.js';
 import { ProjectOverlayState } from './project-overlay-state.js';
-import type { ProjectChanges } from './project-changes.js';
+import type { ProjectChanges } from '../project/project-changes.js';
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const CANCELED_EXIT_CODE = 137;

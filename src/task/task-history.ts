@@ -1,4 +1,4 @@
-import type { ExecResult } from '../sandbox/exec-types.js';
+import type { ExecResult } from '../commands/exec-types.js';
 import { combinedOutput, keyLines } from '../answer/command-answer.js';
 
 /** One finished command, as the loop remembers it. */

@@ -24,7 +24,7 @@ import type {
 } from '../../src/engine/container-engine.js';
 import type { EngineConnection } from '../../src/engine/connection.js';
 import { SandboxError } from '../../src/errors.js';
-import { KILL_TREE_SCRIPT, MARK, READ_COUNTERS_SCRIPT, unwrapCommand } from '../../src/sandbox/wrapper-protocol.js';
+import { KILL_TREE_SCRIPT, MARK, READ_COUNTERS_SCRIPT, unwrapCommand } from '../../src/commands/wrapper-protocol.js';
 
 export type EngineMethod = Exclude<keyof ContainerEngine, 'connection'>;
 

@@ -3,7 +3,7 @@
  * failures are SandboxErrors), so the tests built on it test our logic, not the fake's.
  */
 import { SandboxError } from '../../src/errors.js';
-import { KILL_TREE_SCRIPT, READ_COUNTERS_SCRIPT, wrapCommand } from '../../src/sandbox/wrapper-protocol.js';
+import { KILL_TREE_SCRIPT, READ_COUNTERS_SCRIPT, wrapCommand } from '../../src/commands/wrapper-protocol.js';
 import type { ContainerSpec, StreamId } from '../../src/engine/container-engine.js';
 import { commandOf, FakeEngine, out, pidMarker } from '../support/fake-engine.js';
 import { sandboxError } from './helpers.js';

@@ -1,5 +1,5 @@
 /** Shared set-up for unit tests: the temporary folders and configuration of every tier, and error capture. */
-import type { ExecResult } from '../../src/sandbox/exec-types.js';
+import type { ExecResult } from '../../src/commands/exec-types.js';
 
 export { removeTempDirs, tempDir, testConfig } from '../support/temp-dirs.js';
 export { sandboxError, syncSandboxError } from '../support/sandbox-error.js';

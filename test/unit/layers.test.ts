@@ -16,6 +16,10 @@ const LAYERS: Array<{ name: string; holds: (path: string) => boolean }> = [
   { name: 'config', holds: (p) => p.startsWith('config/') },
   { name: 'engine', holds: (p) => p.startsWith('engine/') },
   { name: 'capture', holds: (p) => p.startsWith('capture/') },
+  { name: 'images', holds: (p) => p.startsWith('images/') },
+  { name: 'host project', holds: (p) => p.startsWith('project/') },
+  { name: 'commands', holds: (p) => p.startsWith('commands/') },
+  { name: 'files', holds: (p) => p.startsWith('files/') },
   { name: 'sandbox', holds: (p) => p.startsWith('sandbox/') },
   { name: 'answer', holds: (p) => p.startsWith('answer/') },
   { name: 'task', holds: (p) => p.startsWith('task/') },
@@ -84,4 +88,22 @@ test('the two hosts stand side by side: the MCP server never imports the GenAIco
       if (relative(SRC, target).split('\\').join('/').startsWith(side)) crossing.push(`src/${rel} imports src/${relative(SRC, target)}`);
   }
   expect(crossing).toEqual([]);
+});
+
+test('no circle of imports, not even within a layer (type-only imports count: they tie the files together too)', () => {
+  const graph = new Map(sources().map((f) => [f, importsOf(f)]));
+  const circles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]): void => {
+    if (state.get(file) === 'done') return;
+    if (state.get(file) === 'open') {
+      circles.push([...path.slice(path.indexOf(file)), file].map((f) => relative(SRC, f)).join(' -> '));
+      return;
+    }
+    state.set(file, 'open');
+    for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) visit(file, []);
+  expect(circles).toEqual([]);
 });

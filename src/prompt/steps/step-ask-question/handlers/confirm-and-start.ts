@@ -6,7 +6,7 @@ import type { Sandbox } from '../../../../sandbox/sandbox.js';
 import type { StartOptions } from '../../../../sandbox/sandbox-manager.js';
 import type { Language } from '../../../../config/languages.js';
 import { projectChangedText } from '../../../../config/project-trust.js';
-import { chooseImage, type ImageChoice } from '../../../../sandbox/golden-images.js';
+import { chooseImage, type ImageChoice } from '../../../../images/golden-images.js';
 import { mountDescription } from '../../../../actions/answers.js';
 
 type StartOutcome =

@@ -2,7 +2,7 @@ import type { ActionHandler } from '../../../host/genaicode-types.js';
 import { answerForModel, buildCommandAnswer } from '../../../../answer/command-answer.js';
 import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { liteModelSummarizer } from '../../../summarize-output.js';
-import { changesLine } from '../../../../sandbox/project-changes.js';
+import { changesLine } from '../../../../project/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine } from '../../../../actions/action-spec.js';
 import { MAX_COMMAND_TIMEOUT_MS, RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../../../actions/container-specs.js';

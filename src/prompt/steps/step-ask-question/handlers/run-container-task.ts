@@ -3,7 +3,7 @@ import type { PluginRuntime } from '../../../plugin-runtime.js';
 import { swallowed } from '../../../../debug.js';
 import { runTask, type TaskResult } from '../../../../task/task-loop.js';
 import { genaicodeTaskModel } from '../../../genaicode-task-model.js';
-import { changesLine } from '../../../../sandbox/project-changes.js';
+import { changesLine } from '../../../../project/project-changes.js';
 import { confirmAndStart } from './confirm-and-start.js';
 import { actionListLine } from '../../../../actions/action-spec.js';
 import { RUN_CONTAINER_TASK } from '../../../../actions/task-spec.js';

@@ -1,0 +1,285 @@
+import { PassThrough } from 'node:stream';
+import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
+import { SandboxError } from '../errors.js';
+import { swallowed } from '../debug.js';
+import { FILE_OP_SCRIPT } from '../commands/wrapper-protocol.js';
+
+/**
+ * The mover of written files: one long-lived `file-op serve` in a container, as its user,
+ * which moves a file the engine's archive API staged in the working folder into place,
+ * with the checks and permissions of every other file operation (scripts/container/file-op.sh).
+ *
+ * Why a long-lived command: starting a command in a container costs the engine about 45 ms
+ * (a runc exec), and takes the container's lock, which an archive extraction also takes.
+ * A new command per write made `writeContainerFile` of 10 MB 1.2x to 1.3x `docker cp`;
+ * asking a running one costs a line each way (bench/files.mjs, target 8).
+ *
+ * The mover is started at the first request and again after it has ended (the container
+ * user can kill it, like every other process of its own; a command's timeout can take it
+ * with the command's tree when it started after that command). A request in flight when it
+ * ends is sent once more to a new one: the staged copy is still there unless it was moved.
+ */
+
+/** What one request's operation printed, and its exit code (file-op.sh's codes). */
+export interface MoverAnswer {
+  code: number;
+  text: string;
+}
+
+/** How long one request may take before the write is given up (and the mover replaced). */
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** An answer's field is a path or two and a sentence: anything longer is not an answer. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** Answers for no request a mover may give before it is given up (it never gives one). */
+const MAX_UNASKED_ANSWERS = 3;
+
+/** A request's path, every byte but [A-Za-z0-9._/-] as a \0ooo escape (printf %b in the mover). */
+export function escapePath(path: string): string {
+  let out = '';
+  for (const byte of Buffer.from(path, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9._/-]/.test(c) ? c : `\\0${byte.toString(8).padStart(3, '0')}`;
+  }
+  return out;
+}
+
+/**
+ * Splits the mover's output into answers: `<id>\0<exit>\0<text>\0`. Bytes arrive in chunks
+ * cut anywhere; a partial answer waits for the rest.
+ */
+export class AnswerReader {
+  private pending = Buffer.alloc(0);
+  private fields: string[] = [];
+  private overflowed = false;
+
+  /**
+   * @param onOverflow called once, when more than MAX_ANSWER_BYTES come without the end of a
+   * field: not the mover's answer (a process of the container user can write to its output),
+   * and nothing more is kept.
+   */
+  constructor(
+    private readonly onAnswer: (id: number, answer: MoverAnswer) => void,
+    private readonly onOverflow: () => void = () => undefined,
+  ) {}
+
+  push(chunk: Buffer): void {
+    if (this.overflowed) return;
+    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : Buffer.from(chunk);
+    if (this.pending.length > MAX_ANSWER_BYTES && this.pending.indexOf(0) === -1) {
+      this.overflowed = true;
+      this.pending = Buffer.alloc(0);
+      return this.onOverflow();
+    }
+    let at: number;
+    while ((at = this.pending.indexOf(0)) !== -1) {
+      this.fields.push(this.pending.toString('utf8', 0, at));
+      this.pending = this.pending.subarray(at + 1);
+      if (this.fields.length === 3) {
+        const [id, code, text] = this.fields as [string, string, string];
+        this.fields = [];
+        this.onAnswer(Number(id), { code: /^\d+$/.test(code) ? Number(code) : -1, text: text.trim() });
+      }
+    }
+  }
+}
+
+interface Waiter {
+  resolve: (a: MoverAnswer) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** One running `file-op serve`. */
+class MoverProcess {
+  readonly ids: Promise<{ uid: number; gid: number }>;
+  ended = false;
+  private readonly input = new PassThrough();
+  private readonly waiting = new Map<number, Waiter>();
+  private nextId = 1;
+  private stderr = '';
+  private unasked = 0;
+  private session: ExecSession | undefined;
+
+  constructor(
+    engine: ContainerEngine,
+    containerId: string,
+    workdir: string,
+    private readonly onEnd: (p: MoverProcess) => void,
+  ) {
+    let greet!: Waiter;
+    this.ids = new Promise<MoverAnswer>((resolve, reject) => {
+      greet = { resolve, reject, timer: this.timeout(0) };
+    }).then((a) => {
+      const m = /^(\d+) (\d+)$/.exec(a.text);
+      if (!m)
+        throw new SandboxError(
+          'FILE_OPERATION_FAILED',
+          `The file mover in the container answered ${JSON.stringify(a.text)} for its user's ids.`,
+          {
+            data: { reason: 'failed' },
+          },
+        );
+      return { uid: Number(m[1]), gid: Number(m[2]) };
+    });
+    // Asked for only by the first write: a mover that fails before anyone asks is no unhandled rejection.
+    this.ids.catch(() => undefined);
+    this.waiting.set(0, greet);
+    const reader = new AnswerReader(
+      (id, answer) => this.answered(id, answer),
+      () => this.end(this.endedError(`it answered more than ${MAX_ANSWER_BYTES} bytes without an end, which it never does`)),
+    );
+    // Its connection does not keep this process alive: a request waiting does (its timer).
+    engine
+      .exec(
+        containerId,
+        { cmd: ['/bin/sh', '-c', FILE_OP_SCRIPT, 'file-op', 'serve', workdir], stdin: this.input, background: true },
+        (stream, chunk) => {
+          if (stream === 'stdout') reader.push(chunk);
+          else if (this.stderr.length < 4096) this.stderr += chunk.toString('utf8');
+        },
+      )
+      .then((session) => {
+        this.session = session;
+        if (this.ended) session.detach();
+        return session.done;
+      })
+      .then(
+        ({ exitCode }) => this.end(this.endedError(`it ended (exit ${exitCode ?? 'unknown'})`)),
+        (e: unknown) => this.end(e instanceof Error ? e : new Error(String(e))),
+      );
+  }
+
+  /** Sends a request: `kind id args...`, a line. */
+  request(kind: 'place' | 'discard', args: string[]): Promise<MoverAnswer> {
+    if (this.ended) return Promise.reject(this.endedError('it had ended'));
+    const id = this.nextId++;
+    return new Promise<MoverAnswer>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject, timer: this.timeout(id) });
+      this.input.write(`${[kind, String(id), ...args].join(' ')}\n`);
+    });
+  }
+
+  /** Ends it: its input is closed (it exits after the request in hand), and every request waiting fails. */
+  end(reason: Error): void {
+    if (!this.ended) {
+      this.ended = true;
+      this.input.end();
+      this.session?.detach();
+      this.onEnd(this);
+    }
+    for (const [id, w] of this.waiting) {
+      clearTimeout(w.timer);
+      this.waiting.delete(id);
+      w.reject(reason);
+    }
+  }
+
+  private answered(id: number, answer: MoverAnswer): void {
+    const w = this.waiting.get(id);
+    if (!w) {
+      // Not ours: written into its output by a process of the container user. A few are
+      // dropped; a stream of them (a NUL flood makes one every three bytes) ends this mover.
+      if (++this.unasked > MAX_UNASKED_ANSWERS) this.end(this.endedError('answers nobody asked for were written into its output'));
+      return;
+    }
+    clearTimeout(w.timer);
+    this.waiting.delete(id);
+    w.resolve(answer);
+  }
+
+  private timeout(id: number): NodeJS.Timeout {
+    return setTimeout(() => {
+      const w = this.waiting.get(id);
+      if (!w) return;
+      this.waiting.delete(id);
+      w.reject(
+        new SandboxError('FILE_OPERATION_FAILED', `The file mover in the container did not answer within ${REQUEST_TIMEOUT_MS / 1000} s.`, {
+          data: { reason: 'timed out' },
+        }),
+      );
+      // Whatever holds it holds the requests behind it too: the next one gets a new mover.
+      this.end(this.endedError('it was given up'));
+    }, REQUEST_TIMEOUT_MS);
+  }
+
+  private endedError(how: string): MoverEndedError {
+    return new MoverEndedError(`The file mover in the container stopped: ${how}${this.stderr ? ` (${this.stderr.trim()})` : ''}.`);
+  }
+}
+
+/** How long a container that ended the mover twice may still show as running while the engine stops it. */
+const STOP_SETTLE_MS = 2_000;
+
+/** The mover ended before answering: the request may be sent again to a new one. */
+class MoverEndedError extends Error {}
+
+export class FileMover {
+  private current: MoverProcess | undefined;
+
+  constructor(
+    private readonly engine: ContainerEngine,
+    private readonly containerId: string,
+    private readonly workdir: string,
+  ) {}
+
+  private process(): MoverProcess {
+    if (!this.current || this.current.ended)
+      this.current = new MoverProcess(this.engine, this.containerId, this.workdir, (p) => {
+        if (this.current === p) this.current = undefined;
+      });
+    return this.current;
+  }
+
+  /** The numeric ids of the container's user (what staged files are owned by). */
+  async userIds(): Promise<{ uid: number; gid: number }> {
+    return this.withRetry((p) => p.ids);
+  }
+
+  /** Moves `<workdir>/<staged>` to `path` (absolute), checked; the staged copy is gone after it. */
+  place(staged: string, path: string): Promise<MoverAnswer> {
+    return this.withRetry((p) => p.request('place', [staged, escapePath(path)]));
+  }
+
+  /** Removes a staged copy (a write that failed). */
+  async discard(staged: string): Promise<void> {
+    const a = await this.withRetry((p) => p.request('discard', [staged]));
+    if (a.code !== 0) throw new Error(`removing ${staged}: exit ${a.code}`);
+  }
+
+  /** A request the mover ended under is sent once more, to a new one; other errors are the answer. */
+  private async withRetry<T>(ask: (p: MoverProcess) => Promise<T>): Promise<T> {
+    try {
+      return await ask(this.process());
+    } catch (e) {
+      if (!(e instanceof MoverEndedError)) throw e;
+      swallowed('the file mover ended; asking a new one', e);
+      try {
+        return await ask(this.process());
+      } catch (again) {
+        if (!(again instanceof MoverEndedError)) throw again;
+        // Ended twice: most often because the container itself stopped under it. A kill the
+        // engine is still carrying out can show the container running for a moment (seen
+        // on a loaded machine): its state is asked again for a little while.
+        if (await this.stoppedWithin(STOP_SETTLE_MS))
+          throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${this.containerId.slice(0, 12)} stopped during the write.`, {
+            cause: again,
+            data: { containerId: this.containerId },
+          });
+        throw new SandboxError('FILE_OPERATION_FAILED', again.message, { cause: again, data: { reason: 'failed' } });
+      }
+    }
+  }
+
+  /** True once the container is gone or not running; false if it still runs after `ms`. */
+  private async stoppedWithin(ms: number): Promise<boolean> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
+      if (state === undefined || (state && !state.running)) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
