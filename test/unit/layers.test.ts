@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const LAYERS: Array<{ name: string; holds: (path: string) => boolean }> = [
   {
     name: 'foundation',
-    holds: (p) => ['errors.ts', 'display-text.ts', 'version.ts', 'function-def.ts', 'debug.ts', 'paths.ts'].includes(p),
+    holds: (p) => ['errors.ts', 'display-text.ts', 'version.ts', 'function-def.ts', 'debug.ts', 'paths.ts', 'retry.ts'].includes(p),
   },
   { name: 'policy', holds: (p) => p.startsWith('policy/') },
   { name: 'config', holds: (p) => p.startsWith('config/') },
