@@ -54,3 +54,19 @@ export async function poll<T>(
     await clock.sleep(Math.min(pause, left));
   }
 }
+
+/**
+ * `work`, or `undefined` once `ms` have passed without it settling (the work itself goes on;
+ * its late error is dropped). For engine calls that a wedged container can hold for good.
+ */
+export async function within<T>(work: Promise<T>, ms: number, clock: Clock = systemClock): Promise<{ value: T } | undefined> {
+  let late = false;
+  const done = work.then((value) => ({ value }));
+  done.catch(() => undefined); // handled below, or dropped once late
+  const timer = clock.sleep(ms).then(() => {
+    late = true;
+    return undefined;
+  });
+  const first = await Promise.race([done, timer]);
+  return late ? undefined : first;
+}

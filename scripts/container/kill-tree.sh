@@ -46,14 +46,35 @@ scan() {
       case "$m" in *"$om"*) others="$others$p "; break ;; esac
     done
   done
+  # Exec roots other than this command's (a helper, the file mover, the lease watch, another
+  # command, an exec the engine is still setting up: their parent is outside the container,
+  # so their ppid reads 0) and every process under them are never this command's: a command
+  # cannot move a process under another exec. Freezing one would be worse than sparing it:
+  # a stopped `runc init` holds the engine's lock on the container (no inspect, no removal).
+  f=" "
+  for e in $s; do
+    p=${e%%:*}; x=${e#*:}; pp=${x%%:*}
+    [ "$pp" = 0 ] && [ "$p" != "$r" ] && [ "$p" != 1 ] && f="$f$p "
+  done
+  c=1
+  while [ "$c" = 1 ]; do
+    c=0
+    for e in $s; do
+      p=${e%%:*}; x=${e#*:}; pp=${x%%:*}
+      case "$f" in *" $p "*) continue;; esac
+      case "$f" in *" $pp "*) f="$f$p "; c=1;; esac
+    done
+  done
   t=" $r $marked"; c=1
-  # Started after the wrapper, not process 1, not another command's: this command's too.
+  # Started after the wrapper, not process 1, not another command's, not under another
+  # exec: this command's too (a daemon that left every link is re-parented to process 1).
   if [ -n "$rstart" ]; then
     for e in $s; do
       p=${e%%:*}; x=${e#*:}; x=${x#*:}; x=${x#*:}; st0=${x%%:*}
       [ "$p" = 1 ] && continue
       [ "$p" = "$keep" ] && continue
       case "$others" in *" $p "*) continue;; esac
+      case "$f" in *" $p "*) continue;; esac
       case "$t" in *" $p "*) continue;; esac
       [ "$st0" -ge "$rstart" ] 2>/dev/null && t="$t$p "
     done

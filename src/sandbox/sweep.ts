@@ -1,4 +1,5 @@
 import type { ContainerEngine, ContainerSummary } from '../engine/container-engine.js';
+import { within, type Clock } from '../retry.js';
 import { currentOwner, LABEL, MANAGED_FILTER, parseOwner, processStart, type Owner } from './labels.js';
 
 export interface SweepOptions {
@@ -14,7 +15,15 @@ export interface SweepOptions {
   self?: Owner;
   /** Container ids never to remove (this process's own). */
   keep?: ReadonlySet<string>;
+  /** The clock of the bound on each removal. */
+  clock?: Clock;
 }
+
+/**
+ * The longest one removal may take: a container whose engine lock is held (a frozen exec set
+ * up in it) never answers, and a sweep must not hang the start that waits for it.
+ */
+export const REMOVE_BOUND_MS = 20_000;
 
 /**
  * How long past its expiry label a container is left to end by itself before a sweep of
@@ -132,8 +141,13 @@ export async function sweepContainers(engine: ContainerEngine, options: SweepOpt
         return;
       }
       try {
-        await engine.removeContainer(c.id, true);
-        report.removed.push(entry);
+        const removed = await within(engine.removeContainer(c.id, true), REMOVE_BOUND_MS, o.clock);
+        if (removed) report.removed.push(entry);
+        else
+          report.failed.push({
+            id: c.id,
+            error: `the engine did not remove it within ${REMOVE_BOUND_MS / 1000} s (a process frozen in it can hold the engine's lock on it); it ends at its expiry${entry.expiresAt ? ` (${entry.expiresAt})` : ''}`,
+          });
       } catch (e) {
         report.failed.push({ id: c.id, error: e instanceof Error ? e.message : String(e) });
       }

@@ -1,4 +1,4 @@
-import { poll, type Clock } from '../../src/retry.js';
+import { poll, within, type Clock } from '../../src/retry.js';
 
 /** A clock that moves only when a wait asks it to: no real time passes. */
 function fakeClock(): Clock & { slept: number[] } {
@@ -54,5 +54,23 @@ describe('poll', () => {
   test('false and 0 are answers; only undefined means "not yet"', async () => {
     expect(await poll(() => false, { timeoutMs: 0, intervalMs: 1, clock: fakeClock() })).toBe(false);
     expect(await poll(() => 0, { timeoutMs: 0, intervalMs: 1, clock: fakeClock() })).toBe(0);
+  });
+});
+
+describe('within', () => {
+  const turn = { now: () => 0, sleep: () => new Promise<void>((r) => setImmediate(r)) };
+
+  test('the work, when it settles in time', async () => {
+    expect(await within(Promise.resolve(7), 1000, turn)).toEqual({ value: 7 });
+    await expect(within(Promise.reject(new Error('refused')), 1000, turn)).rejects.toThrow('refused');
+  });
+
+  test('undefined for work that never settles; a late rejection is dropped, never unhandled', async () => {
+    expect(await within(new Promise(() => undefined), 1000, turn)).toBeUndefined();
+    let fail: (e: Error) => void = () => undefined;
+    const late = new Promise((_, reject) => (fail = reject));
+    expect(await within(late, 1000, turn)).toBeUndefined();
+    fail(new Error('too late'));
+    await new Promise((r) => setImmediate(r));
   });
 });

@@ -5,7 +5,16 @@
  */
 import { LABEL, type Sandbox } from '../../../src/index.js';
 import { KILL_TREE_SCRIPT } from '../../../src/commands/wrapper-protocol.js';
-import { INIT_COMMAND, listManaged, MINIMAL_IMAGE, PYTHON_IMAGE, RecordingEngine, withManager, engineSuite } from '../../support/engine.js';
+import {
+  dockerOk,
+  INIT_COMMAND,
+  listManaged,
+  MINIMAL_IMAGE,
+  PYTHON_IMAGE,
+  RecordingEngine,
+  withManager,
+  engineSuite,
+} from '../../support/engine.js';
 
 engineSuite('process-tree');
 
@@ -264,6 +273,37 @@ test.concurrent(
       },
       { overrides: { user: '65534:65534' } },
     );
+  },
+  60_000,
+);
+
+/**
+ * Execs that are not the command's, started after it: the engine runs them as roots whose
+ * parent is outside the container (a helper, the file mover, the lease watch, an exec the
+ * engine is still setting up). A timeout's kill must neither freeze nor kill them, nor what
+ * runs under them: a frozen `runc init` holds the engine's lock on the container for good
+ * (inspect and removal hang until its keep-alive ends).
+ */
+test.concurrent.each([
+  ['a lone root', 'exec sleep 1071', /^sleep 1071$/, 1],
+  ['a root and its children', 'sleep 1072 & sleep 1073 & wait', /^sleep 107[23]$/, 2],
+  ['a root with a grandchild', "sh -c 'sleep 1074 & wait' & wait", /^sleep 1074$/, 1],
+])(
+  'a timeout leaves another exec alone, started after the command: %s',
+  async (_what, script, pattern, count) => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      const pending = sb.exec('sleep 1000', { timeoutMs: TREE_TIMEOUT_MS });
+      await waitForTree(sb, /^sleep 1000$/, 1);
+      await dockerOk(['exec', '-d', sb.id, 'sh', '-c', script]);
+      await waitForTree(sb, pattern, count);
+      expect(await pending).toMatchObject({ timedOut: true, exitCode: 124 });
+      const left = (await busyboxProcesses(sb)).filter((p) => pattern.test(p.args));
+      expect(left).toHaveLength(count);
+      // Running or sleeping, never stopped (T) by a freeze that was not undone.
+      expect(left.filter((p) => p.stat.startsWith('T'))).toEqual([]);
+      expect((await busyboxProcesses(sb)).filter((p) => p.args === 'sleep 1000')).toEqual([]);
+    });
   },
   60_000,
 );

@@ -56,6 +56,21 @@ describe('sweepContainers', () => {
     expect(engine.callsOf('removeContainer').every(([, force]) => force)).toBe(true);
   });
 
+  test('a removal the engine never answers (a container it holds locked) is reported, and the sweep goes on', async () => {
+    const remove = engine.removeContainer.bind(engine);
+    const wedged = [...engine.containers.values()].find((c) => c.name === 'dead-owner')!.id;
+    engine.removeContainer = (id, force) => (id === wedged ? new Promise<boolean>(() => undefined) : remove(id, force));
+    // A clock whose bound is up after one turn of the event loop (the fake's other removals
+    // settle within it): no real time passes.
+    const clock = { now: () => 0, sleep: () => new Promise<void>((r) => setImmediate(r)) };
+    let settled = false;
+    const sweep = sweepContainers(engine, options({ clock })).then((r) => ((settled = true), r));
+    const report = await sweep;
+    expect(settled).toBe(true);
+    expect(report.failed).toEqual([{ id: wedged, error: expect.stringMatching(/did not remove it within 20 s .*ends at its expiry/) }]);
+    expect(names(report.removed)).toEqual(['expired-live-owner', 'other-host-expired']);
+  });
+
   test('expired is removed even when its owner is alive', async () => {
     const report = await sweepContainers(engine, options());
     expect(report.removed.find((r) => r.name === 'expired-live-owner')?.why).toBe('expired');
