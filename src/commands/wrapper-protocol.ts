@@ -39,6 +39,8 @@ export const RUN_CODE_SCRIPT = containerScript('run-code');
 export const LEASE_WATCH_SCRIPT = containerScript('lease-watch');
 /** File operations inside the working folder, checked against the real file system (files/container-files.ts). */
 export const FILE_OP_SCRIPT = containerScript('file-op');
+/** Removes files (never folders) the host deleted from the project: `sh -c REMOVE_FILES_SCRIPT sh <path>...` (container-helpers.ts). */
+export const REMOVE_FILES_SCRIPT = containerScript('remove-files');
 /** Prints the counters as a trailer on stdout. */
 export const READ_COUNTERS_SCRIPT = `${COUNTERS}\n${containerScript('read-counters')}`;
 
