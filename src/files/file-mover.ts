@@ -3,6 +3,7 @@ import type { ContainerEngine, ExecSession } from '../engine/container-engine.js
 import { SandboxError } from '../errors.js';
 import { swallowed } from '../debug.js';
 import { FILE_OP_SCRIPT } from '../commands/wrapper-protocol.js';
+import { type Clock, poll, systemClock } from '../retry.js';
 
 /**
  * The mover of written files: one long-lived `file-op serve` in a container, as its user,
@@ -222,6 +223,8 @@ export class FileMover {
     private readonly engine: ContainerEngine,
     private readonly containerId: string,
     private readonly workdir: string,
+    /** The clock of the wait for a container stopping under a write (a unit test's own). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   private process(): MoverProcess {
@@ -274,12 +277,13 @@ export class FileMover {
 
   /** True once the container is gone or not running; false if it still runs after `ms`. */
   private async stoppedWithin(ms: number): Promise<boolean> {
-    const until = Date.now() + ms;
-    for (;;) {
-      const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
-      if (state === undefined || (state && !state.running)) return true;
-      if (Date.now() >= until) return false;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const stopped = await poll(
+      async () => {
+        const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
+        return state === undefined || (state && !state.running) ? true : undefined;
+      },
+      { timeoutMs: ms, intervalMs: 100, clock: this.clock },
+    );
+    return stopped === true;
   }
 }

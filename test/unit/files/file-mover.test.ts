@@ -235,6 +235,24 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     expect(asked).toBe(2);
   });
 
+  test('ended twice while the container keeps running: the wait for it to stop is on the clock given, then FILE_OPERATION_FAILED', async () => {
+    const { engine } = moverEngine(() => 'end');
+    let now = 0;
+    const slept: number[] = [];
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        slept.push(ms);
+        now += ms;
+      },
+    };
+    const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace', clock).place('.gcd-write-01', '/workspace/x'));
+    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'failed' } });
+    // Asked every 100 ms for 2 s of the fake clock's time, none of it real.
+    expect(slept.reduce((a, b) => a + b, 0)).toBe(2_000);
+    expect(slept.every((ms) => ms === 100)).toBe(true);
+  });
+
   test("the engine's own error when it cannot start one (the container is gone), not a retry's", async () => {
     const gone = new SandboxError('CONTAINER_NOT_FOUND', 'Container c1 no longer exists.');
     const { engine } = moverEngine(() => 'end', { startError: gone });
