@@ -47,3 +47,7 @@ export class SandboxError extends Error {
 export function isSandboxError(e: unknown): e is SandboxError {
   return e instanceof SandboxError;
 }
+
+/** Why a file operation failed: the `reason` of FILE_OPERATION_FAILED. */
+export const FILE_OPERATION_REASONS = ['not found', 'wrong type', 'cannot write', 'too large', 'timed out', 'failed'] as const;
+export type FileOperationReason = (typeof FILE_OPERATION_REASONS)[number];

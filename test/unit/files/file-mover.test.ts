@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import type { ContainerEngine, ExecSession, ExecSpec, StreamId } from '../../../src/engine/container-engine.js';
 import { openExecStream } from '../../../src/engine/exec-stream.js';
 import { SandboxError } from '../../../src/errors.js';
-import { AnswerReader, escapePath, FileMover, MAX_ANSWER_BYTES, type MoverAnswer } from '../../../src/files/file-mover.js';
+import { FileMover } from '../../../src/files/file-mover.js';
+import { AnswerReader, escapePath, MAX_ANSWER_BYTES, type MoverAnswer } from '../../../src/files/mover-protocol.js';
 import { sandboxError } from '../../support/sandbox-error.js';
 
 /** What the mover's `printf '%bx'` makes of an escaped path (only \0ooo escapes are ever sent). */
@@ -139,9 +140,9 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
   test("the user's ids from its greeting; a request is a line, its answer the exit code and text; one command for many", async () => {
     const { engine, execs, requests } = moverEngine(() => '0\u0000new=1');
     const mover = new FileMover(engine, 'c1', '/workspace');
-    expect(await mover.userIds()).toEqual({ uid: 1000, gid: 1001 });
+    expect(await mover.userIds('x')).toEqual({ uid: 1000, gid: 1001 });
     expect(await mover.place('.gcd-write-ab12', '/workspace/a b.txt')).toEqual({ code: 0, text: 'new=1' });
-    await mover.discard('.gcd-write-ab12');
+    await mover.discard('.gcd-write-ab12', 'a b.txt');
     expect(execs).toHaveLength(1);
     expect(execs[0]!.cmd.slice(-3)).toEqual(['file-op', 'serve', '/workspace']);
     expect(execs[0]!.background).toBe(true);
@@ -254,16 +255,16 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
   });
 
   test("the engine's own error when it cannot start one (the container is gone), not a retry's", async () => {
-    const gone = new SandboxError('CONTAINER_NOT_FOUND', 'Container c1 no longer exists.');
+    const gone = new SandboxError('CONTAINER_NOT_FOUND', 'Container c1 no longer exists.', { data: { containerId: 'c1' } });
     const { engine } = moverEngine(() => 'end', { startError: gone });
     const mover = new FileMover(engine, 'c1', '/workspace');
-    expect(await sandboxError(() => mover.userIds())).toBe(gone);
+    expect(await sandboxError(() => mover.userIds('x'))).toBe(gone);
     expect(await sandboxError(() => mover.place('.gcd-write-01', '/workspace/x'))).toBe(gone);
   });
 
   test('a greeting that is not two ids is an error, not ids', async () => {
     const { engine } = moverEngine(() => '0\u0000', { greet: 'uid=root' });
-    const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace').userIds());
+    const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace').userIds('x'));
     expect(e.code).toBe('FILE_OPERATION_FAILED');
     expect(e.message).toMatch(/"uid=root"/);
   });
@@ -273,7 +274,7 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     try {
       const { engine, execs } = moverEngine((n) => (n === 1 ? 'silent' : '0\u0000new=1'));
       const mover = new FileMover(engine, 'c1', '/workspace');
-      await mover.userIds();
+      await mover.userIds('x');
       const stuck = sandboxError(() => mover.place('.gcd-write-01', '/workspace/x'));
       await jest.advanceTimersByTimeAsync(60_001);
       const e = await stuck;
