@@ -200,8 +200,8 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     let ends = 2;
     const { engine, execs } = moverEngine(() => (ends-- > 0 ? 'end' : '0\u0000new=1'));
     const mover = new FileMover(engine, 'c1', '/workspace');
-    const e = await sandboxError(() => mover.place('.gcd-write-01', '/workspace/x'));
-    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'failed' } });
+    const e = await sandboxError(() => mover.place('.gcd-write-01', '/workspace/x', 'x'));
+    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { path: 'x', reason: 'failed' } });
     expect(e.message).toMatch(/file mover in the container stopped: it ended \(exit 137\)/);
     expect(await mover.place('.gcd-write-02', '/workspace/x')).toEqual({ code: 0, text: 'new=1' });
     expect(execs).toHaveLength(3);
@@ -248,7 +248,7 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
       },
     };
     const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace', clock).place('.gcd-write-01', '/workspace/x'));
-    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'failed' } });
+    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { path: '/workspace/x', reason: 'failed' } });
     // Asked every 100 ms for 2 s of the fake clock's time, none of it real.
     expect(slept.reduce((a, b) => a + b, 0)).toBe(2_000);
     expect(slept.every((ms) => ms === 100)).toBe(true);
@@ -265,7 +265,7 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
   test('a greeting that is not two ids is an error, not ids', async () => {
     const { engine } = moverEngine(() => '0\u0000', { greet: 'uid=root' });
     const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace').userIds('x'));
-    expect(e.code).toBe('FILE_OPERATION_FAILED');
+    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { path: 'x', reason: 'failed' } });
     expect(e.message).toMatch(/"uid=root"/);
   });
 
@@ -275,10 +275,10 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
       const { engine, execs } = moverEngine((n) => (n === 1 ? 'silent' : '0\u0000new=1'));
       const mover = new FileMover(engine, 'c1', '/workspace');
       await mover.userIds('x');
-      const stuck = sandboxError(() => mover.place('.gcd-write-01', '/workspace/x'));
+      const stuck = sandboxError(() => mover.place('.gcd-write-01', '/workspace/x', 'x'));
       await jest.advanceTimersByTimeAsync(60_001);
       const e = await stuck;
-      expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'timed out' } });
+      expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { path: 'x', reason: 'timed out' } });
       expect(await mover.place('.gcd-write-02', '/workspace/x')).toEqual({ code: 0, text: 'new=1' });
       expect(execs).toHaveLength(2);
     } finally {
