@@ -111,13 +111,6 @@ export class SandboxError<C extends SandboxErrorCode = SandboxErrorCode> extends
     this.data = Object.freeze({ ...(options?.data ?? {}) }) as DataOf<C>;
   }
 
-  /** The same failure with more of what every error may carry (the log of a command it cut short). */
-  withCommon(extra: CommonErrorData, cause: unknown = this): SandboxError<C> {
-    // The data is this error's own (already of C's type) and fields every code allows.
-    const data = { ...this.data, ...extra } as ErrorData[C];
-    return new SandboxError<SandboxErrorCode>(this.code, this.message, { cause, data }) as SandboxError<C>;
-  }
-
   /** The structured answer a model receives: `{ error, code, ...data }`. */
   toJSON(): { error: string; code: C } & DataOf<C> {
     return { error: this.message, code: this.code, ...this.data };
