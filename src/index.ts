@@ -2,7 +2,16 @@
  * genaicode-docker: run a coding model's commands and tasks in hardened Docker containers.
  * Named exports only; test/unit/exports.test.ts pins this list.
  */
-export { SandboxError, SANDBOX_ERROR_CODES, ERROR_CODES, isSandboxError, type SandboxErrorCode } from './errors.js';
+export {
+  SandboxError,
+  SANDBOX_ERROR_CODES,
+  ERROR_CODES,
+  FILE_OPERATION_REASONS,
+  isSandboxError,
+  type ErrorData,
+  type FileOperationReason,
+  type SandboxErrorCode,
+} from './errors.js';
 export { loadConfig, type LoadConfigOptions } from './config/load-config.js';
 export {
   ConfigSchema,

@@ -7,6 +7,9 @@
 # however it was made or swapped.
 # Exit codes: 3 outside, 4 not found, 5 wrong type (a folder, a pipe, a file), 6 cannot write, 7 too large,
 # 2 a request it cannot read.
+# What it prints and its exit codes are read by src/files/file-op-protocol.ts (and `serve` by
+# src/files/mover-protocol.ts): change both sides together (test/unit/files/*-protocol.test.ts
+# run this script and parse its output).
 #   read <wd> <path> <first> <last> <maxbytes>   header line, then lines first..last (text)
 #   get  <wd> <path> <maxbytes>                  the file's bytes (exit 7 when larger)
 #   serve <wd>                                   the mover of written files, long-lived: see place_staged

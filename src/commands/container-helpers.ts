@@ -7,6 +7,7 @@ import {
   MOUNTINFO_SCRIPT,
   parseTrailer,
   READ_COUNTERS_SCRIPT,
+  REMOVE_FILES_SCRIPT,
   RUN_CODE_SCRIPT,
 } from './wrapper-protocol.js';
 
@@ -35,7 +36,7 @@ export class ContainerHelpers {
    */
   async removeFiles(paths: readonly string[]): Promise<void> {
     if (paths.length === 0) return;
-    await this.runHelper('for p do [ -d "$p" ] || rm -f -- "$p"; done', [...paths]);
+    await this.runHelper(REMOVE_FILES_SCRIPT, [...paths]);
   }
 
   /**

@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 export const MARK = 0x1e;
 
 /** A container script, without its comment lines (they would travel with every exec). */
-function containerScript(name: string): string {
+export function containerScript(name: string): string {
   const text = readFileSync(new URL(`../../scripts/container/${name}.sh`, import.meta.url), 'utf8');
   return text
     .split('\n')
@@ -37,8 +37,8 @@ export const MOUNTINFO_SCRIPT = containerScript('mountinfo');
 export const RUN_CODE_SCRIPT = containerScript('run-code');
 /** Ends the container when its owner stops renewing its lease: `sh -c LEASE_WATCH_SCRIPT lease <file> <seconds> <every>`. */
 export const LEASE_WATCH_SCRIPT = containerScript('lease-watch');
-/** File operations inside the working folder, checked against the real file system (files/container-files.ts). */
-export const FILE_OP_SCRIPT = containerScript('file-op');
+/** Removes files (never folders) the host deleted from the project: `sh -c REMOVE_FILES_SCRIPT sh <path>...` (container-helpers.ts). */
+export const REMOVE_FILES_SCRIPT = containerScript('remove-files');
 /** Prints the counters as a trailer on stdout. */
 export const READ_COUNTERS_SCRIPT = `${COUNTERS}\n${containerScript('read-counters')}`;
 

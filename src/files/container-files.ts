@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { pack as tarPack } from 'tar-stream';
 import type { ContainerEngine } from '../engine/container-engine.js';
@@ -6,8 +5,24 @@ import { SandboxError } from '../errors.js';
 import { swallowed } from '../debug.js';
 import { trimUtf8End } from '../capture/stream-window.js';
 import { BOUNDS } from '../config/config-schema.js';
-import { FILE_OP_SCRIPT } from '../commands/wrapper-protocol.js';
 import { FileMover, type MoverAnswer } from './file-mover.js';
+import {
+  type DirectoryEntry,
+  exitMeaning,
+  FILE_OP_TIMEOUT_SECONDS,
+  type FileOpArgs,
+  fileOpArgs,
+  fileOpCommand,
+  LINE_COUNT_LIMIT_BYTES,
+  LIST_OUTPUT_MAX_BYTES,
+  parseListOutput,
+  parsePlaced,
+  parseReadOutput,
+  totalLines as linesOf,
+} from './file-op-protocol.js';
+import { stagedName } from './mover-protocol.js';
+
+export type { DirectoryEntry } from './file-op-protocol.js';
 
 /**
  * Files inside a container's working folder (seed 002): read a range of lines, get and put
@@ -58,14 +73,6 @@ export interface WriteFileResult {
   path: string;
   bytesWritten: number;
   created: boolean;
-}
-
-export interface DirectoryEntry {
-  /** Relative to the folder listed. */
-  path: string;
-  type: 'file' | 'dir' | 'link' | 'other';
-  /** Files only. */
-  size?: number;
 }
 
 export interface ListDirectoryResult {
@@ -164,9 +171,6 @@ export function singleFileTar(name: string, bytes: Buffer, meta: { mode: number;
   return pack as AsyncIterable<Buffer>;
 }
 
-/** How long one file operation may take in the container before it is killed. */
-const FILE_OP_TIMEOUT_SECONDS = 60;
-
 interface OpResult {
   exitCode: number | null;
   stdout: Buffer;
@@ -187,28 +191,20 @@ export class ContainerFiles {
     this.mover = new FileMover(engine, containerId, workdir);
   }
 
-  private async op(args: string[], options: { maxStdout?: number } = {}): Promise<OpResult> {
+  private async op(args: FileOpArgs, options: { maxStdout?: number } = {}): Promise<OpResult> {
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = '';
     const max = options.maxStdout ?? Number.MAX_SAFE_INTEGER;
-    // Bounded in time inside the container (a pipe swapped in, a huge sparse file): `timeout`
-    // is in busybox and coreutils alike.
-    const s = await this.engine.exec(
-      this.containerId,
-      {
-        cmd: ['timeout', '-s', 'KILL', String(FILE_OP_TIMEOUT_SECONDS), '/bin/sh', '-c', FILE_OP_SCRIPT, 'file-op', ...args],
-      },
-      (stream, chunk) => {
-        if (stream === 'stderr') {
-          if (err.length < 4096) err += chunk.toString('utf8');
-        } else if (outBytes < max) {
-          const take = chunk.subarray(0, max - outBytes);
-          out.push(Buffer.from(take));
-          outBytes += take.length;
-        }
-      },
-    );
+    const s = await this.engine.exec(this.containerId, { cmd: fileOpCommand(args) }, (stream, chunk) => {
+      if (stream === 'stderr') {
+        if (err.length < 4096) err += chunk.toString('utf8');
+      } else if (outBytes < max) {
+        const take = chunk.subarray(0, max - outBytes);
+        out.push(Buffer.from(take));
+        outBytes += take.length;
+      }
+    });
     const { exitCode } = await s.done;
     return { exitCode, stdout: Buffer.concat(out), stderr: err.trim() };
   }
@@ -216,12 +212,11 @@ export class ContainerFiles {
   /** Turns a failed operation into the error its exit code means. */
   private fail(path: string, r: OpResult, what: string): never {
     const message = r.stderr || `${what} failed (exit ${r.exitCode})`;
-    if (r.exitCode === 3)
+    const reason = exitMeaning(r.exitCode);
+    if (reason === 'outside')
       throw new SandboxError('POLICY_VIOLATION', `${JSON.stringify(path)} leads ${message} (a symlink out of ${this.workdir}).`, {
         data: { rule: 'container path', path },
       });
-    const reasons: Record<number, string> = { 4: 'not found', 5: 'wrong type', 6: 'cannot write', 7: 'too large', 137: 'timed out' };
-    const reason = reasons[r.exitCode ?? -1] ?? 'failed';
     const why = reason === 'timed out' ? `it took longer than ${FILE_OP_TIMEOUT_SECONDS} s` : message;
     throw new SandboxError('FILE_OPERATION_FAILED', `Could not ${what} ${JSON.stringify(path)}: ${why}.`, { data: { path, reason } });
   }
@@ -246,22 +241,21 @@ export class ContainerFiles {
       limit('maxLines', options.maxLines, this.limits.maxReadLines, 1_000_000),
     );
     // One byte more than the cap: whether the range was cut shows.
-    const r = await this.op(['read', this.workdir, full, String(first), String(last), String(maxBytes + 1)], { maxStdout: maxBytes + 512 });
+    const r = await this.op(fileOpArgs.read(this.workdir, full, first, last, maxBytes + 1), { maxStdout: maxBytes + 512 });
     if (r.exitCode !== 0) this.fail(path, r, 'read');
-    const nl = r.stdout.indexOf(10);
-    const head = /size=(\d+) lines=(\d+) lastnl=(\d+) nul=(\d+) partial=(\d)/.exec(r.stdout.toString('latin1', 0, nl === -1 ? 0 : nl));
-    if (!head)
+    const read = parseReadOutput(r.stdout);
+    if (!read)
       throw new SandboxError('FILE_OPERATION_FAILED', `Could not read ${JSON.stringify(path)}: an unexpected answer.`, {
         data: { path, reason: 'failed' },
       });
-    const totalBytes = Number(head[1]);
-    const partial = head[5] === '1';
-    const totalLines = Number(head[2]) + (totalBytes > 0 && head[3] === '0' && !partial ? 1 : 0);
-    let body = r.stdout.subarray(nl + 1);
+    const { header } = read;
+    const totalBytes = header.size;
+    const totalLines = linesOf(header);
+    let body = read.body;
     const cut = body.length > maxBytes;
     // Cut at the last whole line, else at the last whole character (never in the middle of one).
     if (cut) body = trimUtf8End(body.subarray(0, body.lastIndexOf(10, maxBytes - 1) + 1 || maxBytes));
-    if (Number(head[4]) > 0 || !isText(body)) {
+    if (header.nulBytes > 0 || !isText(body)) {
       return {
         path: full,
         totalBytes,
@@ -275,10 +269,11 @@ export class ContainerFiles {
     }
     let text = body.toString('utf8');
     // A last line without a newline stays without one (busybox sed adds it).
-    if (head[3] === '0' && text.endsWith('\n') && first + text.split('\n').length - 2 >= totalLines) text = text.slice(0, -1);
+    if (!header.endsWithNewline && text.endsWith('\n') && first + text.split('\n').length - 2 >= totalLines) text = text.slice(0, -1);
     const returned = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
     const endLine = returned ? first + returned - 1 : 0;
-    const notes: string[] = partial ? [`the file is larger than 1 GiB: ${totalLines} lines counted in its first GiB`] : [];
+    const gib = LINE_COUNT_LIMIT_BYTES / 1024 ** 3;
+    const notes: string[] = header.partial ? [`the file is larger than ${gib} GiB: ${totalLines} lines counted in its first GiB`] : [];
     if (first > totalLines && totalLines > 0) notes.push(`the file has ${totalLines} lines`);
     else if (endLine && endLine < Math.min(last, totalLines))
       notes.push(`cut at ${maxBytes} bytes: lines ${endLine + 1}-${Math.min(options.endLine ?? totalLines, totalLines)} not shown`);
@@ -300,7 +295,7 @@ export class ContainerFiles {
   async readFileBytes(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
     const full = this.filePath(path);
     const max = limit('maxBytes', options.maxBytes, this.limits.maxWriteBytes, BOUNDS.stdinBytes.max);
-    const r = await this.op(['get', this.workdir, full, String(max)], { maxStdout: max + 1 });
+    const r = await this.op(fileOpArgs.get(this.workdir, full, max), { maxStdout: max + 1 });
     if (r.exitCode !== 0) this.fail(path, r, 'read');
     if (r.stdout.length > max)
       throw new SandboxError('FILE_OPERATION_FAILED', `${JSON.stringify(path)} is larger than ${max} bytes.`, {
@@ -320,12 +315,12 @@ export class ContainerFiles {
     // Staged under a name nobody can guess at the top of the working folder, then moved into
     // place by the container user (file-mover.ts), whose permissions and checks are those of
     // every other operation.
-    const staged = `.gcd-write-${randomBytes(12).toString('hex')}`;
+    const staged = stagedName();
     const [rootLookup, ownerLookup] = await Promise.allSettled([
       this.engine.statPath(this.containerId, this.workdir),
       // The owner of the staged copy: from the host where it chose the user, never from the
       // container (its greeting then only says the mover is alive).
-      this.hostIds ?? this.mover.userIds(),
+      this.hostIds ?? this.mover.userIds(path),
     ]);
     if (rootLookup.status === 'rejected') throw rootLookup.reason;
     const root = rootLookup.value;
@@ -350,32 +345,22 @@ export class ContainerFiles {
           data: { path, reason: 'cannot write' },
         });
       });
-      answer = await this.mover.place(staged, full);
+      answer = await this.mover.place(staged, full, path);
     } catch (e) {
       // A disk filled half way leaves part of the file; a mover that failed leaves all of it.
-      await this.mover.discard(staged).catch((err: unknown) => swallowed('removing a staged write', err));
+      await this.mover.discard(staged, path).catch((err: unknown) => swallowed('removing a staged write', err));
       throw e;
     }
     if (answer.code !== 0) this.fail(path, { exitCode: answer.code, stdout: Buffer.alloc(0), stderr: answer.text }, 'write');
-    return { path: full, bytesWritten: bytes.length, created: /new=1/.test(answer.text) };
+    return { path: full, bytesWritten: bytes.length, created: parsePlaced(answer.text)?.created ?? false };
   }
 
   async listDirectory(path = '.', options: { depth?: number } = {}): Promise<ListDirectoryResult> {
     const full = resolveContainerPath(this.workdir, path);
     const depth = Math.max(1, Math.min(Math.floor(options.depth ?? 1), this.limits.maxListDepth));
-    const r = await this.op(['list', this.workdir, full, String(depth)]);
+    const r = await this.op(fileOpArgs.list(this.workdir, full, depth), { maxStdout: LIST_OUTPUT_MAX_BYTES });
     if (r.exitCode !== 0) this.fail(path, r, 'list');
-    const records = r.stdout.toString('utf8').split('\0');
-    const complete = r.stdout.length < 1024 * 1024;
-    if (records[records.length - 1] === '') records.pop();
-    else if (!complete) records.pop();
-    const entries: DirectoryEntry[] = [];
-    for (const rec of records) {
-      const m = /^(file|dir|link|other) (\d+) ([\s\S]*)$/.exec(rec);
-      if (!m) continue;
-      const type = m[1] as DirectoryEntry['type'];
-      entries.push({ path: m[3]!, type, ...(type === 'file' ? { size: Number(m[2]) } : {}) });
-    }
+    const { entries, complete } = parseListOutput(r.stdout);
     entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const shown = entries.slice(0, this.limits.maxListEntries);
     const notes: string[] = [];

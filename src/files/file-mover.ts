@@ -2,7 +2,18 @@ import { PassThrough } from 'node:stream';
 import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
 import { swallowed } from '../debug.js';
-import { FILE_OP_SCRIPT } from '../commands/wrapper-protocol.js';
+import { type Clock, poll, systemClock } from '../retry.js';
+import {
+  AnswerReader,
+  GREETING_ID,
+  MAX_ANSWER_BYTES,
+  type MoverAnswer,
+  moverCommand,
+  parseGreeting,
+  requestLine,
+} from './mover-protocol.js';
+
+export type { MoverAnswer } from './mover-protocol.js';
 
 /**
  * The mover of written files: one long-lived `file-op serve` in a container, as its user,
@@ -20,68 +31,19 @@ import { FILE_OP_SCRIPT } from '../commands/wrapper-protocol.js';
  * ends is sent once more to a new one: the staged copy is still there unless it was moved.
  */
 
-/** What one request's operation printed, and its exit code (file-op.sh's codes). */
-export interface MoverAnswer {
-  code: number;
-  text: string;
-}
-
 /** How long one request may take before the write is given up (and the mover replaced). */
 const REQUEST_TIMEOUT_MS = 60_000;
-
-/** An answer's field is a path or two and a sentence: anything longer is not an answer. */
-export const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** Answers for no request a mover may give before it is given up (it never gives one). */
 const MAX_UNASKED_ANSWERS = 3;
 
-/** A request's path, every byte but [A-Za-z0-9._/-] as a \0ooo escape (printf %b in the mover). */
-export function escapePath(path: string): string {
-  let out = '';
-  for (const byte of Buffer.from(path, 'utf8')) {
-    const c = String.fromCharCode(byte);
-    out += /[A-Za-z0-9._/-]/.test(c) ? c : `\\0${byte.toString(8).padStart(3, '0')}`;
-  }
-  return out;
-}
-
-/**
- * Splits the mover's output into answers: `<id>\0<exit>\0<text>\0`. Bytes arrive in chunks
- * cut anywhere; a partial answer waits for the rest.
- */
-export class AnswerReader {
-  private pending = Buffer.alloc(0);
-  private fields: string[] = [];
-  private overflowed = false;
-
-  /**
-   * @param onOverflow called once, when more than MAX_ANSWER_BYTES come without the end of a
-   * field: not the mover's answer (a process of the container user can write to its output),
-   * and nothing more is kept.
-   */
+/** A failure of the mover, before it is tied to the path of the write it failed. */
+class MoverFailure extends Error {
   constructor(
-    private readonly onAnswer: (id: number, answer: MoverAnswer) => void,
-    private readonly onOverflow: () => void = () => undefined,
-  ) {}
-
-  push(chunk: Buffer): void {
-    if (this.overflowed) return;
-    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : Buffer.from(chunk);
-    if (this.pending.length > MAX_ANSWER_BYTES && this.pending.indexOf(0) === -1) {
-      this.overflowed = true;
-      this.pending = Buffer.alloc(0);
-      return this.onOverflow();
-    }
-    let at: number;
-    while ((at = this.pending.indexOf(0)) !== -1) {
-      this.fields.push(this.pending.toString('utf8', 0, at));
-      this.pending = this.pending.subarray(at + 1);
-      if (this.fields.length === 3) {
-        const [id, code, text] = this.fields as [string, string, string];
-        this.fields = [];
-        this.onAnswer(Number(id), { code: /^\d+$/.test(code) ? Number(code) : -1, text: text.trim() });
-      }
-    }
+    message: string,
+    readonly reason: 'failed' | 'timed out',
+  ) {
+    super(message);
   }
 }
 
@@ -110,36 +72,25 @@ class MoverProcess {
   ) {
     let greet!: Waiter;
     this.ids = new Promise<MoverAnswer>((resolve, reject) => {
-      greet = { resolve, reject, timer: this.timeout(0) };
+      greet = { resolve, reject, timer: this.timeout(GREETING_ID) };
     }).then((a) => {
-      const m = /^(\d+) (\d+)$/.exec(a.text);
-      if (!m)
-        throw new SandboxError(
-          'FILE_OPERATION_FAILED',
-          `The file mover in the container answered ${JSON.stringify(a.text)} for its user's ids.`,
-          {
-            data: { reason: 'failed' },
-          },
-        );
-      return { uid: Number(m[1]), gid: Number(m[2]) };
+      const ids = parseGreeting(a.text);
+      if (!ids) throw new MoverFailure(`The file mover in the container answered ${JSON.stringify(a.text)} for its user's ids.`, 'failed');
+      return ids;
     });
     // Asked for only by the first write: a mover that fails before anyone asks is no unhandled rejection.
     this.ids.catch(() => undefined);
-    this.waiting.set(0, greet);
+    this.waiting.set(GREETING_ID, greet);
     const reader = new AnswerReader(
       (id, answer) => this.answered(id, answer),
       () => this.end(this.endedError(`it answered more than ${MAX_ANSWER_BYTES} bytes without an end, which it never does`)),
     );
     // Its connection does not keep this process alive: a request waiting does (its timer).
     engine
-      .exec(
-        containerId,
-        { cmd: ['/bin/sh', '-c', FILE_OP_SCRIPT, 'file-op', 'serve', workdir], stdin: this.input, background: true },
-        (stream, chunk) => {
-          if (stream === 'stdout') reader.push(chunk);
-          else if (this.stderr.length < 4096) this.stderr += chunk.toString('utf8');
-        },
-      )
+      .exec(containerId, { cmd: moverCommand(workdir), stdin: this.input, background: true }, (stream, chunk) => {
+        if (stream === 'stdout') reader.push(chunk);
+        else if (this.stderr.length < 4096) this.stderr += chunk.toString('utf8');
+      })
       .then((session) => {
         this.session = session;
         if (this.ended) session.detach();
@@ -151,13 +102,13 @@ class MoverProcess {
       );
   }
 
-  /** Sends a request: `kind id args...`, a line. */
-  request(kind: 'place' | 'discard', args: string[]): Promise<MoverAnswer> {
+  /** Sends a request, a line (mover-protocol.ts). */
+  request(request: { kind: 'place'; staged: string; path: string } | { kind: 'discard'; staged: string }): Promise<MoverAnswer> {
     if (this.ended) return Promise.reject(this.endedError('it had ended'));
     const id = this.nextId++;
     return new Promise<MoverAnswer>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject, timer: this.timeout(id) });
-      this.input.write(`${[kind, String(id), ...args].join(' ')}\n`);
+      this.input.write(requestLine({ ...request, id }));
     });
   }
 
@@ -194,11 +145,7 @@ class MoverProcess {
       const w = this.waiting.get(id);
       if (!w) return;
       this.waiting.delete(id);
-      w.reject(
-        new SandboxError('FILE_OPERATION_FAILED', `The file mover in the container did not answer within ${REQUEST_TIMEOUT_MS / 1000} s.`, {
-          data: { reason: 'timed out' },
-        }),
-      );
+      w.reject(new MoverFailure(`The file mover in the container did not answer within ${REQUEST_TIMEOUT_MS / 1000} s.`, 'timed out'));
       // Whatever holds it holds the requests behind it too: the next one gets a new mover.
       this.end(this.endedError('it was given up'));
     }, REQUEST_TIMEOUT_MS);
@@ -222,6 +169,8 @@ export class FileMover {
     private readonly engine: ContainerEngine,
     private readonly containerId: string,
     private readonly workdir: string,
+    /** The clock of the wait for a container stopping under a write (a unit test's own). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   private process(): MoverProcess {
@@ -232,24 +181,39 @@ export class FileMover {
     return this.current;
   }
 
-  /** The numeric ids of the container's user (what staged files are owned by). */
-  async userIds(): Promise<{ uid: number; gid: number }> {
-    return this.withRetry((p) => p.ids);
+  /** The numeric ids of the container's user (what staged files are owned by), for a write of `path` (as asked). */
+  async userIds(path: string): Promise<{ uid: number; gid: number }> {
+    return this.withRetry(path, (p) => p.ids);
   }
 
-  /** Moves `<workdir>/<staged>` to `path` (absolute), checked; the staged copy is gone after it. */
-  place(staged: string, path: string): Promise<MoverAnswer> {
-    return this.withRetry((p) => p.request('place', [staged, escapePath(path)]));
+  /**
+   * Moves `<workdir>/<staged>` to `target` (absolute), checked; the staged copy is gone after
+   * it. `path` is the path as asked, what an error names.
+   */
+  place(staged: string, target: string, path: string = target): Promise<MoverAnswer> {
+    return this.withRetry(path, (p) => p.request({ kind: 'place', staged, path: target }));
   }
 
-  /** Removes a staged copy (a write that failed). */
-  async discard(staged: string): Promise<void> {
-    const a = await this.withRetry((p) => p.request('discard', [staged]));
+  /** Removes a staged copy (a write of `path` that failed). */
+  async discard(staged: string, path: string): Promise<void> {
+    const a = await this.withRetry(path, (p) => p.request({ kind: 'discard', staged }));
     if (a.code !== 0) throw new Error(`removing ${staged}: exit ${a.code}`);
   }
 
-  /** A request the mover ended under is sent once more, to a new one; other errors are the answer. */
-  private async withRetry<T>(ask: (p: MoverProcess) => Promise<T>): Promise<T> {
+  /**
+   * A request the mover ended under is sent once more, to a new one; other errors are the
+   * answer, about the write of `path`.
+   */
+  private async withRetry<T>(path: string, ask: (p: MoverProcess) => Promise<T>): Promise<T> {
+    try {
+      return await this.retried(ask);
+    } catch (e) {
+      if (!(e instanceof MoverFailure)) throw e;
+      throw new SandboxError('FILE_OPERATION_FAILED', e.message, { cause: e, data: { path, reason: e.reason } });
+    }
+  }
+
+  private async retried<T>(ask: (p: MoverProcess) => Promise<T>): Promise<T> {
     try {
       return await ask(this.process());
     } catch (e) {
@@ -267,19 +231,20 @@ export class FileMover {
             cause: again,
             data: { containerId: this.containerId },
           });
-        throw new SandboxError('FILE_OPERATION_FAILED', again.message, { cause: again, data: { reason: 'failed' } });
+        throw new MoverFailure(again.message, 'failed');
       }
     }
   }
 
   /** True once the container is gone or not running; false if it still runs after `ms`. */
   private async stoppedWithin(ms: number): Promise<boolean> {
-    const until = Date.now() + ms;
-    for (;;) {
-      const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
-      if (state === undefined || (state && !state.running)) return true;
-      if (Date.now() >= until) return false;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const stopped = await poll(
+      async () => {
+        const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
+        return state === undefined || (state && !state.running) ? true : undefined;
+      },
+      { timeoutMs: ms, intervalMs: 100, clock: this.clock },
+    );
+    return stopped === true;
   }
 }

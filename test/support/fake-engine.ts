@@ -458,14 +458,14 @@ export class FakeEngine implements ContainerEngine {
   async statPath(id: string, path: string): Promise<PathStat | undefined> {
     this.record({ method: 'statPath', args: [id, path] });
     const c = this.find(id);
-    if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`);
+    if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`, { data: { containerId: id } });
     return c.paths.get(path);
   }
 
   async extractArchive(id: string, path: string, archive: Buffer | AsyncIterable<Buffer>): Promise<void> {
     this.record({ method: 'extractArchive', args: [id, path, archive] });
     const c = this.find(id);
-    if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`);
+    if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`, { data: { containerId: id } });
     c.extracted.push({ path, archive });
   }
 

@@ -17,6 +17,7 @@ test('src/index.ts has exactly these runtime named exports (and no default)', ()
       'PACKAGE_VERSION',
       'SANDBOX_ERROR_CODES',
       'ERROR_CODES',
+      'FILE_OPERATION_REASONS',
       'Sandbox',
       'SandboxError',
       'SandboxManager',

@@ -208,7 +208,7 @@ describe('as a user other than root (1000:1000): what the engine does as root ca
     await withManager(async (manager, config) => {
       const sb = await manager.start({ image: MINIMAL_IMAGE });
       const mover = new FileMover(new DockerEngine(config.engine), sb.id, '/workspace');
-      expect(await mover.userIds()).toEqual({ uid: 1000, gid: 1000 });
+      expect(await mover.userIds('rooted.txt')).toEqual({ uid: 1000, gid: 1000 });
       await asRoot(sb.id, 'chmod 777 /workspace && echo x > /workspace/.gcd-write-0b && chmod 600 /workspace/.gcd-write-0b');
       const refused = await mover.place('.gcd-write-0b', '/workspace/rooted.txt');
       expect(refused.code).toBe(6);

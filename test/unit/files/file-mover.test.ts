@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import type { ContainerEngine, ExecSession, ExecSpec, StreamId } from '../../../src/engine/container-engine.js';
 import { openExecStream } from '../../../src/engine/exec-stream.js';
 import { SandboxError } from '../../../src/errors.js';
-import { AnswerReader, escapePath, FileMover, MAX_ANSWER_BYTES, type MoverAnswer } from '../../../src/files/file-mover.js';
+import { FileMover } from '../../../src/files/file-mover.js';
+import { AnswerReader, escapePath, MAX_ANSWER_BYTES, type MoverAnswer } from '../../../src/files/mover-protocol.js';
 import { sandboxError } from '../../support/sandbox-error.js';
 
 /** What the mover's `printf '%bx'` makes of an escaped path (only \0ooo escapes are ever sent). */
@@ -139,9 +140,9 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
   test("the user's ids from its greeting; a request is a line, its answer the exit code and text; one command for many", async () => {
     const { engine, execs, requests } = moverEngine(() => '0\u0000new=1');
     const mover = new FileMover(engine, 'c1', '/workspace');
-    expect(await mover.userIds()).toEqual({ uid: 1000, gid: 1001 });
+    expect(await mover.userIds('x')).toEqual({ uid: 1000, gid: 1001 });
     expect(await mover.place('.gcd-write-ab12', '/workspace/a b.txt')).toEqual({ code: 0, text: 'new=1' });
-    await mover.discard('.gcd-write-ab12');
+    await mover.discard('.gcd-write-ab12', 'a b.txt');
     expect(execs).toHaveLength(1);
     expect(execs[0]!.cmd.slice(-3)).toEqual(['file-op', 'serve', '/workspace']);
     expect(execs[0]!.background).toBe(true);
@@ -199,8 +200,8 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     let ends = 2;
     const { engine, execs } = moverEngine(() => (ends-- > 0 ? 'end' : '0\u0000new=1'));
     const mover = new FileMover(engine, 'c1', '/workspace');
-    const e = await sandboxError(() => mover.place('.gcd-write-01', '/workspace/x'));
-    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'failed' } });
+    const e = await sandboxError(() => mover.place('.gcd-write-01', '/workspace/x', 'x'));
+    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { path: 'x', reason: 'failed' } });
     expect(e.message).toMatch(/file mover in the container stopped: it ended \(exit 137\)/);
     expect(await mover.place('.gcd-write-02', '/workspace/x')).toEqual({ code: 0, text: 'new=1' });
     expect(execs).toHaveLength(3);
@@ -235,18 +236,36 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     expect(asked).toBe(2);
   });
 
+  test('ended twice while the container keeps running: the wait for it to stop is on the clock given, then FILE_OPERATION_FAILED', async () => {
+    const { engine } = moverEngine(() => 'end');
+    let now = 0;
+    const slept: number[] = [];
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        slept.push(ms);
+        now += ms;
+      },
+    };
+    const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace', clock).place('.gcd-write-01', '/workspace/x'));
+    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { path: '/workspace/x', reason: 'failed' } });
+    // Asked every 100 ms for 2 s of the fake clock's time, none of it real.
+    expect(slept.reduce((a, b) => a + b, 0)).toBe(2_000);
+    expect(slept.every((ms) => ms === 100)).toBe(true);
+  });
+
   test("the engine's own error when it cannot start one (the container is gone), not a retry's", async () => {
-    const gone = new SandboxError('CONTAINER_NOT_FOUND', 'Container c1 no longer exists.');
+    const gone = new SandboxError('CONTAINER_NOT_FOUND', 'Container c1 no longer exists.', { data: { containerId: 'c1' } });
     const { engine } = moverEngine(() => 'end', { startError: gone });
     const mover = new FileMover(engine, 'c1', '/workspace');
-    expect(await sandboxError(() => mover.userIds())).toBe(gone);
+    expect(await sandboxError(() => mover.userIds('x'))).toBe(gone);
     expect(await sandboxError(() => mover.place('.gcd-write-01', '/workspace/x'))).toBe(gone);
   });
 
   test('a greeting that is not two ids is an error, not ids', async () => {
     const { engine } = moverEngine(() => '0\u0000', { greet: 'uid=root' });
-    const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace').userIds());
-    expect(e.code).toBe('FILE_OPERATION_FAILED');
+    const e = await sandboxError(() => new FileMover(engine, 'c1', '/workspace').userIds('x'));
+    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { path: 'x', reason: 'failed' } });
     expect(e.message).toMatch(/"uid=root"/);
   });
 
@@ -255,11 +274,11 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     try {
       const { engine, execs } = moverEngine((n) => (n === 1 ? 'silent' : '0\u0000new=1'));
       const mover = new FileMover(engine, 'c1', '/workspace');
-      await mover.userIds();
-      const stuck = sandboxError(() => mover.place('.gcd-write-01', '/workspace/x'));
+      await mover.userIds('x');
+      const stuck = sandboxError(() => mover.place('.gcd-write-01', '/workspace/x', 'x'));
       await jest.advanceTimersByTimeAsync(60_001);
       const e = await stuck;
-      expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'timed out' } });
+      expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { path: 'x', reason: 'timed out' } });
       expect(await mover.place('.gcd-write-02', '/workspace/x')).toEqual({ code: 0, text: 'new=1' });
       expect(execs).toHaveLength(2);
     } finally {

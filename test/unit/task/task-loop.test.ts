@@ -321,7 +321,9 @@ describe('aborts and container failures', () => {
   test('any other runner error ends it as a container error, and the summary is still asked', async () => {
     const model = new ScriptedTaskModel([cmd('echo a'), cmd('echo b')], [summary('The container went away.')]);
     const runner = new FakeRunner(tempDir(), (command) =>
-      command === 'echo b' ? new SandboxError('CONTAINER_NOT_FOUND', 'Container abc no longer exists.') : { output: 'a\n' },
+      command === 'echo b'
+        ? new SandboxError('CONTAINER_NOT_FOUND', 'Container abc no longer exists.', { data: { containerId: 'abc' } })
+        : { output: 'a\n' },
     );
     const { result } = await run(model, { runner });
     expect(result).toMatchObject({ success: false, endReason: 'container-error', commandsRun: 1, summaryKind: 'model' });
