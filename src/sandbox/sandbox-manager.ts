@@ -25,6 +25,7 @@ import { checkOptions, StartOptionsSchema } from './option-schemas.js';
 import { Sandbox } from './sandbox.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
+import type { Clock } from '../retry.js';
 import { isWithin } from '../paths.js';
 import { checkOverlayEngine, projectBinds, type ProjectBinds } from '../project/project-mount.js';
 import { removeProjectOverlay } from '../project/project-overlay.js';
@@ -78,6 +79,8 @@ export interface SandboxManagerOptions {
   sweepOnStart?: boolean;
   /** The lease of a container with a project overlay, in seconds (lease.ts). @default 180 */
   leaseSeconds?: number;
+  /** What each sandbox's waits wait on (src/retry.ts); a unit test's clock shortens them. @default systemClock */
+  clock?: Clock;
 }
 
 export { BUILD_OFFLINE_SCRIPT } from '../images/golden-images.js';
@@ -124,6 +127,7 @@ export class SandboxManager {
   private unregister: (() => void) | undefined;
   private readonly sweepOnStart: boolean;
   private readonly leaseSeconds: number;
+  private readonly clock: Clock | undefined;
   /** The leases of the live containers with a project overlay. */
   private readonly leases = new Map<string, Lease>();
 
@@ -133,6 +137,7 @@ export class SandboxManager {
     this.sessionId = options.sessionId ?? newSessionId();
     this.sweepOnStart = options.sweepOnStart ?? true;
     this.leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
+    this.clock = options.clock;
     this.logs = new LogStore(this.config.logs.dir, this.sessionId, this.config.logs);
   }
 
@@ -275,6 +280,7 @@ export class SandboxManager {
         // A read-only root has no writable layer to grow: nothing to measure (its tmpfs mounts have their own size).
         disk: { limitBytes: c.limits.disk, measured: this.diskEnforcement !== 'engine' && !readOnlyRoot },
         onStopped: (s) => this.forget(s.id),
+        ...(this.clock ? { clock: this.clock } : {}),
         ...(project?.overlay ? { overlay: { dir: project.overlay.dir, upper: project.overlay.upper } } : {}),
       },
     );
