@@ -18,7 +18,7 @@ import {
 import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from '../commands/exec-types.js';
 import { wrapCommand } from '../commands/wrapper-protocol.js';
-import { containerGoneError, lookGone } from '../engine/container-gone.js';
+import { containerGoneError, isGoneError, lookGone } from '../engine/container-gone.js';
 import { poll, systemClock, type Clock } from '../retry.js';
 import { swallowed } from '../debug.js';
 import { ProjectOverlayState } from './project-overlay-state.js';
@@ -218,7 +218,7 @@ export class Sandbox implements AsyncDisposable {
       ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, slot, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
       capture.finish();
-      if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') throw this.goneError(e, capture.logPath);
+      if (isGoneError(e)) throw this.goneError(e, capture.logPath);
       // The engine went away mid-command (a restart): the error says where the partial output is.
       if (launched && e instanceof SandboxError && !('logPath' in e.data)) {
         throw new SandboxError(e.code, e.message, { cause: e.cause ?? e, data: { ...e.data, logPath: capture.logPath } });
