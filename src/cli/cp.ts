@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/config-schema.js';
 import { DockerEngine } from '../engine/docker-engine.js';
+import { isGone } from '../engine/container-gone.js';
 import { SandboxError } from '../errors.js';
 import { ContainerFiles } from '../files/container-files.js';
 import { LABEL } from '../sandbox/labels.js';
@@ -36,7 +37,7 @@ export async function cp(
     const remote = 'container' in a ? a : (b as { container: string; path: string });
     const engine = new DockerEngine(config.engine);
     const state = await engine.inspectContainer(remote.container);
-    if (!state || state.labels[LABEL.managed] !== 'true' || !state.running)
+    if (!state || isGone(state) || state.labels[LABEL.managed] !== 'true')
       throw new SandboxError(
         'CONTAINER_NOT_FOUND',
         `No running container named ${JSON.stringify(remote.container)} managed by genaicode-docker (see docker ps --filter label=${LABEL.managed}=true).`,

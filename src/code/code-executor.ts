@@ -2,6 +2,7 @@ import { BOUNDS } from '../config/config-schema.js';
 import { projectChangedText } from '../config/project-trust.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
+import { isGone, isGoneError } from '../engine/container-gone.js';
 import type { ExecResult } from '../commands/exec-types.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { SandboxManager, StartOptions } from '../sandbox/sandbox-manager.js';
@@ -196,7 +197,7 @@ export class CodeExecutor {
         };
       } catch (e) {
         // Gone between the check and the call (killed from outside): once more, in a new one.
-        if (attempt > 0 || !(e instanceof SandboxError) || e.code !== 'CONTAINER_NOT_FOUND') throw e;
+        if (attempt > 0 || !isGoneError(e)) throw e;
         await this.drop('gone');
         stateLost = 'the container was gone (stopped or removed from outside)';
       } finally {
@@ -225,9 +226,12 @@ export class CodeExecutor {
         swallowed('checking the kept-alive code container', e);
         return undefined;
       });
-      if (!state || state.status === 'removing' || state.status === 'dead')
-        why = 'the container was gone (stopped or removed from outside)';
-      else if (!state.running) why = `the container had stopped (${state.status})`;
+      // An engine that cannot say is taken as gone here: in doubt, a new container.
+      if (isGone(state))
+        why =
+          !state || state.status === 'removing' || state.status === 'dead'
+            ? 'the container was gone (stopped or removed from outside)'
+            : `the container had stopped (${state.status})`;
     }
     if (why) await this.drop(why);
     return why;

@@ -1,6 +1,7 @@
 import type { ContainerEngine } from '../engine/container-engine.js';
 import { swallowed } from '../debug.js';
-import { SandboxError } from '../errors.js';
+import { isGoneError } from '../engine/container-gone.js';
+import { poll, systemClock, type Clock } from '../retry.js';
 import {
   type Counters,
   KILL_TREE_SCRIPT,
@@ -23,6 +24,8 @@ export class ContainerHelpers {
   constructor(
     private readonly engine: ContainerEngine,
     private readonly containerId: string,
+    /** The kill's retries wait on it (a unit test's clock shortens them). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** The container's mount table (/proc/self/mountinfo), read with shell builtins. */
@@ -71,19 +74,20 @@ export class ContainerHelpers {
     let last = 'not run';
     // Bounded in time, not only in tries: under a fork flood each try waits on a refused
     // fork, and a timeout must still answer soon after its limit.
-    const deadline = Date.now() + KILL_TREE_DEADLINE_MS;
-    for (let attempt = 0; attempt < 20 && Date.now() < deadline; attempt++) {
-      try {
-        const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark, otherMarks.join(' '), String(keepAliveSeconds || '')]);
-        last = r.stdout.trim() || `exit ${r.exitCode}`;
-        if (r.exitCode === 0 && last.startsWith('gone')) return last;
-      } catch (e) {
-        last = e instanceof Error ? e.message : String(e);
-        if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') return 'container gone';
-      }
-      await delay(100 + attempt * 50);
-    }
-    return last;
+    const done = await poll(
+      async () => {
+        try {
+          const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark, otherMarks.join(' '), String(keepAliveSeconds || '')]);
+          last = r.stdout.trim() || `exit ${r.exitCode}`;
+          return r.exitCode === 0 && last.startsWith('gone') ? last : undefined;
+        } catch (e) {
+          last = e instanceof Error ? e.message : String(e);
+          return isGoneError(e) ? 'container gone' : undefined;
+        }
+      },
+      { timeoutMs: KILL_TREE_DEADLINE_MS, intervalMs: (attempt) => 100 + attempt * 50, maxAttempts: 20, clock: this.clock },
+    );
+    return done ?? last;
   }
 
   /** Reads the counters now and compares them with `before` (else with the last values read). */
@@ -101,14 +105,5 @@ export class ContainerHelpers {
   }
 }
 
-/**
- * A pause inside an operation someone awaits. Not unref'd: when it is all that is left (the
- * command's connection already closed), an unref'd timer would let the process exit with
- * the operation unfinished (genaicode awaits its handlers at the top level: exit code 13).
- */
 /** The longest a timeout's kill keeps trying before it answers with what survived. */
 const KILL_TREE_DEADLINE_MS = 5_000;
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { ADDABLE_CAPABILITIES, NETWORK_MODES, PROJECT_MOUNTS } from '../policy/policy.js';
-import { imageReferenceProblem, namesRegistry } from '../policy/image-ref.js';
 import { LANGUAGES } from './languages.js';
+import { BOUNDS, byteSize, imageRef, registryPrefix } from './config-values.js';
+import { CodeExecuteSchema } from './code-execute-schema.js';
+
+export { BOUNDS, parseByteSize } from './config-values.js';
+export { CODE_IMAGE } from './code-execute-schema.js';
 
 /**
  * The configuration's one schema: every setting, its bounds and its default. Loading it
@@ -30,27 +34,6 @@ export const DEFAULT_SUMMARY_THRESHOLD_BYTES = 2048;
 
 export const DEFAULT_IMAGE = 'genaicode-docker/sandbox-minimal:latest';
 
-/** Bounds of the limits, shared by the schema and by the checks of start and exec options. */
-export const BOUNDS = {
-  memoryBytes: { min: 8 * 1024 ** 2, max: 64 * 1024 ** 3 },
-  diskBytes: { min: 64 * 1024 ** 2, max: 1024 ** 4 },
-  cpus: { min: 0.05, max: 64 },
-  pids: { min: 8, max: 65536 },
-  ttlSeconds: { min: 10, max: 7 * 24 * 3600 },
-  timeoutMs: { min: 100, max: 24 * 3600 * 1000 },
-  tmpfsBytes: { min: 1024 ** 2, max: 16 * 1024 ** 3 },
-  /** A command's stdin (codeExecute's code travels there). */
-  stdinBytes: { min: 0, max: 16 * 1024 ** 2 },
-  codeTimeoutSeconds: { min: 1, max: 3600 },
-  /** One command's full log (its first and last halves kept): room for any build's output, never a disk. */
-  logCommandBytes: { min: 64 * 1024, max: 64 * 1024 ** 3 },
-  /** Every log of one session together. */
-  logSessionBytes: { min: 1024 ** 2, max: 1024 ** 4 },
-  /** Free disk space under which logs stop growing. */
-  logMinFreeBytes: { min: 0, max: 1024 ** 4 },
-  /** Older sessions' logs together (retention). */
-  logTotalBytes: { min: 1024 ** 2, max: 1024 ** 4 },
-} as const;
 /**
  * A command's default timeout: real test suites take 25-65 s on a loaded 2-core machine, so
  * a minute cut them off; five leave room for a slower machine and still end a hung command.
@@ -65,80 +48,8 @@ export const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
  */
 const SYSTEM_FOLDER = /^\/+(?:(?:proc|sys|dev|etc|usr|bin|sbin|lib\w*|boot|run|var\/run)(?:\/.*)?)?$/;
 
-/** codeExecute's image: Python 3, bash and curl (docker/sandbox-python). */
-export const CODE_IMAGE = 'genaicode-docker/sandbox-python:latest';
 export const CONFIG_FILE_NAME = '.genaicode-docker.json';
 export const ENV_PREFIX = 'GENAICODE_DOCKER_';
-
-const SIZE_UNITS: Record<string, number> = {
-  '': 1,
-  b: 1,
-  k: 1024,
-  kb: 1024,
-  kib: 1024,
-  m: 1024 ** 2,
-  mb: 1024 ** 2,
-  mib: 1024 ** 2,
-  g: 1024 ** 3,
-  gb: 1024 ** 3,
-  gib: 1024 ** 3,
-};
-
-/** Parses a byte size: a number of bytes, or Docker's notation ('512m', '1g', '64MiB'). */
-export function parseByteSize(value: string | number): number | undefined {
-  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 ? value : undefined;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
-  if (!m) return undefined;
-  const unit = SIZE_UNITS[(m[2] ?? '').toLowerCase()];
-  return unit === undefined ? undefined : Math.floor(Number(m[1]) * unit);
-}
-
-function sizeText(n: number): string {
-  for (const [unit, size] of [
-    ['g', 1024 ** 3],
-    ['m', 1024 ** 2],
-    ['k', 1024],
-  ] as const)
-    if (n >= size && n % size === 0) return `${n / size}${unit}`;
-  return `${n} bytes`;
-}
-
-const byteSize = (min: number, max: number) =>
-  z.union([z.number(), z.string()]).transform((v, ctx) => {
-    const n = parseByteSize(v);
-    if (n === undefined) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: `expected a size like 512m, 1g or a number of bytes, got ${JSON.stringify(v)}`,
-      });
-      return z.NEVER;
-    }
-    if (n < min || n > max) {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: `expected between ${sizeText(min)} and ${sizeText(max)}, got ${JSON.stringify(v)}`,
-      });
-      return z.NEVER;
-    }
-    return n;
-  });
-
-/** An image reference in Docker's grammar (policy/image-ref.ts). */
-const imageRef = z.string().superRefine((v, ctx) => {
-  const problem = imageReferenceProblem(v);
-  if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not a valid image reference: ${problem}` });
-});
-
-/** A registry and optional path, as it comes before an image name: host[:port][/path]. */
-const registryPrefix = z.string().superRefine((v, ctx) => {
-  const trimmed = v.replace(/\/+$/, '');
-  const problem = imageReferenceProblem(`${trimmed}/x`);
-  if (problem || !namesRegistry(trimmed.split('/')[0]!))
-    ctx.addIssue({
-      code: z.ZodIssueCode.custom,
-      message: `expected a registry host[:port] with an optional path, e.g. registry.example.com/team${problem ? ` (${problem})` : ''}`,
-    });
-});
 
 const MountAllow = z
   .object({
@@ -358,69 +269,8 @@ export const ConfigSchema = z
       })
       .strict()
       .default({}),
-    /**
-     * codeExecute: Python and bash snippets in a sandbox of their own profile (docs/tools/code-execute.md).
-     * The root filesystem is always read-only; privileged mode, the engine socket, the host's
-     * network and PID namespace are never possible (there is no setting for them).
-     */
-    codeExecute: z
-      .object({
-        /** Offer the codeExecute action to the model. @default true */
-        enabled: z.boolean().default(true),
-        /** Image with python3, bash and curl. @default genaicode-docker/sandbox-python:latest */
-        image: z.string().min(1).default(CODE_IMAGE),
-        /** One container reused across calls (true), or a fresh one per call (false). @default true */
-        keepAlive: z.boolean().default(true),
-        /** A kept-alive container is replaced after this many calls. @default 50 */
-        maxExecutions: z.number().int().min(1).max(100_000).default(50),
-        /** ... or after this many minutes without a call. @default 10 */
-        idleTimeoutMinutes: z
-          .number()
-          .min(0.05)
-          .max(7 * 24 * 60)
-          .default(10),
-        /** Default time limit of one call, in seconds: the whole call is killed at it. @default 30 */
-        timeoutSeconds: z.number().int().min(BOUNDS.codeTimeoutSeconds.min).max(BOUNDS.codeTimeoutSeconds.max).default(30),
-        /** The most a call may ask for (timeoutSeconds argument). @default 300 */
-        maxTimeoutSeconds: z.number().int().min(BOUNDS.codeTimeoutSeconds.min).max(BOUNDS.codeTimeoutSeconds.max).default(300),
-        /** Memory limit. @default 256m */
-        memory: byteSize(BOUNDS.memoryBytes.min, BOUNDS.memoryBytes.max).default('256m'),
-        /** CPUs. @default 1 */
-        cpus: z.number().min(BOUNDS.cpus.min).max(BOUNDS.cpus.max).default(1),
-        /** Maximum number of processes. @default 128 */
-        pids: z.number().int().min(BOUNDS.pids.min).max(BOUNDS.pids.max).default(128),
-        /** Size of the tmpfs at /tmp (and at the working folder). @default 64m */
-        tmpfsSize: byteSize(1024 ** 2, 4 * 1024 ** 3).default('64m'),
-        /** 'none' (loopback only) or 'bridge'. @default none */
-        network: z.enum(NETWORK_MODES).default('none'),
-        /**
-         * Host folders mounted into every code sandbox, each within `mountAllow`: e.g. a
-         * `skills` folder read-only at /skills and an output folder writable at /output.
-         * @default []
-         */
-        mounts: z
-          .array(
-            z
-              .object({
-                hostPath: z.string().min(1),
-                containerPath: z.string().startsWith('/'),
-                writable: z.boolean().default(false),
-              })
-              .strict(),
-          )
-          .max(16)
-          .default([]),
-        /** Output beyond this many characters (stdout and stderr together) is cut, with a marker; the log keeps all. @default 10000 */
-        maxOutputChars: z.number().int().min(500).max(1_000_000).default(10_000),
-        /** Largest snippet accepted. @default 4m */
-        maxCodeBytes: byteSize(1, BOUNDS.stdinBytes.max).default('4m'),
-      })
-      .strict()
-      .refine((c) => c.timeoutSeconds <= c.maxTimeoutSeconds, {
-        message: 'timeoutSeconds (the default limit) must not be above maxTimeoutSeconds',
-        path: ['timeoutSeconds'],
-      })
-      .default({}),
+    /** codeExecute's sandbox profile (code-execute-schema.ts). */
+    codeExecute: CodeExecuteSchema,
   })
   .strict();
 

@@ -21,6 +21,7 @@ import type {
 import { engineUnavailableMessage, resolveConnection, type ConnectionSettings, type EngineConnection } from './connection.js';
 import { FrameDemuxer } from './demux.js';
 import './no-redirects.js';
+import { containerGoneError, isGone } from './container-gone.js';
 import { asHttpError, containerGone, engineMessage, UNREACHABLE, type EngineHttpError } from './engine-errors.js';
 import { readPullProgress } from './pull-progress.js';
 import { removeContainersSync } from './remove-sync.js';
@@ -99,11 +100,7 @@ export function parsePathStat(header: string | undefined): PathStat | undefined 
 
 /** The container is gone: CONTAINER_NOT_FOUND, said the same way by every method. */
 function goneError(containerId: string, cause: unknown): SandboxError {
-  return new SandboxError(
-    'CONTAINER_NOT_FOUND',
-    `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`,
-    { cause, data: { containerId } },
-  );
+  return containerGoneError({ id: containerId }, 'it was stopped, removed or reached its expiry', { cause });
 }
 
 /** The dockerode adapter, one method per port method (hence its length): the only place that knows the Docker API's shapes and status codes. */
@@ -446,9 +443,7 @@ export class DockerEngine implements ContainerEngine {
       containerGone(err)
         ? goneError(containerId, err)
         : err.statusCode === 409
-          ? new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running: ${engineMessage(err)}`, {
-              data: { containerId },
-            })
+          ? containerGoneError({ id: containerId }, `the engine says: ${engineMessage(err)}`)
           : undefined;
     let exec: Docker.Exec;
     try {
@@ -559,7 +554,7 @@ export class DockerEngine implements ContainerEngine {
     const err = asHttpError(e);
     if (err.statusCode === undefined || err.code) return otherwise();
     const state = await this.inspectContainer(id).catch(() => null);
-    return state === undefined || (state !== null && !state.running) ? goneError(id, e) : otherwise();
+    return isGone(state) ? goneError(id, e) : otherwise();
   }
 
   removeContainersSync(ids: string[], timeoutMs: number): string[] {

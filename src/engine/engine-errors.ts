@@ -32,8 +32,9 @@ export function engineMessage(e: EngineHttpError): string {
 }
 
 /**
- * The container does not exist. Docker answers 404; Podman answers 500 "no such container"
- * for a container that its auto-removal is taking away at that moment.
+ * The engine answered that the container does not exist: the `undefined` state of
+ * container-gone.ts's rule, read from an HTTP answer. Docker answers 404; Podman answers
+ * 500 "no such container" for a container that its auto-removal is taking away at that moment.
  */
 export function containerGone(e: EngineHttpError): boolean {
   if (e.statusCode === 404) return true;

@@ -1,8 +1,9 @@
 import { PassThrough } from 'node:stream';
 import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
+import { containerGoneError, lookGone } from '../engine/container-gone.js';
 import { swallowed } from '../debug.js';
-import { type Clock, poll, systemClock } from '../retry.js';
+import { type Clock, systemClock } from '../retry.js';
 import {
   AnswerReader,
   GREETING_ID,
@@ -226,25 +227,10 @@ export class FileMover {
         // Ended twice: most often because the container itself stopped under it. A kill the
         // engine is still carrying out can show the container running for a moment (seen
         // on a loaded machine): its state is asked again for a little while.
-        if (await this.stoppedWithin(STOP_SETTLE_MS))
-          throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${this.containerId.slice(0, 12)} stopped during the write.`, {
-            cause: again,
-            data: { containerId: this.containerId },
-          });
+        if ((await lookGone(this.engine, this.containerId, { settleMs: STOP_SETTLE_MS, intervalMs: 100, clock: this.clock })).gone)
+          throw containerGoneError({ id: this.containerId }, 'it stopped during the write', { cause: again });
         throw new MoverFailure(again.message, 'failed');
       }
     }
-  }
-
-  /** True once the container is gone or not running; false if it still runs after `ms`. */
-  private async stoppedWithin(ms: number): Promise<boolean> {
-    const stopped = await poll(
-      async () => {
-        const state = await this.engine.inspectContainer(this.containerId).catch(() => null);
-        return state === undefined || (state && !state.running) ? true : undefined;
-      },
-      { timeoutMs: ms, intervalMs: 100, clock: this.clock },
-    );
-    return stopped === true;
   }
 }

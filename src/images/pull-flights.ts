@@ -1,6 +1,7 @@
 import type { ContainerEngine, PullProgress } from '../engine/container-engine.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
+import { engineKey } from '../engine/engine-key.js';
 
 interface Flight {
   done: Promise<void>;
@@ -113,11 +114,6 @@ export class PullFlights {
 
 function aborted(image: string): SandboxError {
   return new SandboxError('ABORTED', `Pull of ${image} aborted.`);
-}
-
-/** The engine as a key: its address where it has one (every manager of the process shares its pulls). */
-function engineKey(engine: ContainerEngine): object | string {
-  return engine.connection?.endpoint ?? engine;
 }
 
 /** The process's pulls in flight. */

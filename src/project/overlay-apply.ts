@@ -5,7 +5,6 @@ import {
   fchmodSync,
   fchownSync,
   fstatSync,
-  ftruncateSync,
   lchownSync,
   lstatSync,
   mkdirSync,
@@ -21,8 +20,9 @@ import { swallowed } from '../debug.js';
 import { realPathOf } from '../paths.js';
 import { isHostRunFolder } from './host-run-files.js';
 import { HeldRules } from './overlay-held.js';
+import { HELD_COPIES_BUDGET, saveHeldCopies, syncHostEdits, type AppliedEntries } from './overlay-back.js';
 import { isOpaque } from './overlay-xattr.js';
-import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_FLAGS, openUnder } from './overlay-fs.js';
+import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_FLAGS } from './overlay-fs.js';
 
 /**
  * Applies what a container wrote to the upper folder of its project overlay to the project
@@ -46,8 +46,7 @@ import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_
 /** The name a file write stages its copy under, at the top of the working folder. */
 const STAGED_WRITE = /^\.gcd-write-[0-9a-f]{24}$/;
 
-/** What the held files' copies (kept for review when a container ends) may take on the host's disk, per container. */
-export const HELD_COPIES_BUDGET = 64 * 1024 ** 2;
+export { HELD_COPIES_BUDGET } from './overlay-back.js';
 export interface ApplyReport {
   /** Project-relative paths created or changed (folders end with /). */
   created: string[];
@@ -71,7 +70,7 @@ function emptyReport(): ApplyReport {
 
 export class OverlayApplier {
   /** The upper entry each applied path was made from, and what the project's entry was right after. */
-  private readonly applied = new Map<string, { upper: string; project: string }>();
+  private readonly applied: AppliedEntries = new Map();
   /** Entries reported as held or refused, with their identity: each is named once, until it changes. */
   private readonly named = new Map<string, string>();
   /** Everything held so far (the end of the container names them all). */
@@ -334,91 +333,16 @@ export class OverlayApplier {
 
   /**
    * Files applied earlier stay in the upper folder (it may not change under a mounted
-   * overlay), where they hide the project's version from the container. A host edit made
-   * since (the seed's "fix on the host, run the tests again") is written into that upper
-   * copy, in place, so the container sees it; a file the host deleted is returned, for the
-   * container to delete. Returns the paths written.
+   * overlay), where they hide the project's version from the container: a host edit made
+   * since is written into that upper copy (overlay-back.ts). Returns the paths written, and
+   * the files the host deleted, for the container to delete.
    */
   syncHostEdits(): { written: string[]; deletedOnHost: string[] } {
-    const written: string[] = [];
-    const deletedOnHost: string[] = [];
-    for (const [rel, rec] of this.applied) {
-      if (rec.project === '') continue;
-      const now = lstatSync(join(this.projectRoot, rel), { throwIfNoEntry: false });
-      if (now && identity(now) === rec.project) continue;
-      if (!now) {
-        deletedOnHost.push(rel);
-        this.applied.delete(rel);
-        continue;
-      }
-      if (!now.isFile()) continue;
-      try {
-        const upper = this.writeUpper(rel, join(this.projectRoot, rel));
-        if (upper) {
-          this.applied.set(rel, { upper, project: identity(now) });
-          written.push(rel);
-        }
-      } catch (e) {
-        swallowed(`bringing the host's edit of ${rel} into the container`, e);
-      }
-    }
-    return { written, deletedOnHost };
+    return syncHostEdits(this.applied, this.projectRoot, this.upperRoot);
   }
 
-  /**
-   * Copies the held files' container versions to `dest` (a new folder of ours, 0700; each
-   * copy 0600, never executable), for the user to look at and apply by hand. Returns how many.
-   */
+  /** Copies the held files' container versions to `dest`, for review (overlay-back.ts). Returns how many. */
   saveHeld(dest: string, budgetBytes = HELD_COPIES_BUDGET): number {
-    let saved = 0;
-    let left = budgetBytes;
-    for (const rel of this.heldAll.keys()) {
-      try {
-        const src = openUnder(this.upperRoot, rel, O_PATH_FLAGS);
-        if (src === undefined) continue;
-        try {
-          const st = fstatSync(src);
-          if (!st.isFile()) continue;
-          // Copies are for a person to review, on the host's disk: within a budget (a sparse
-          // file counts its full size, which the copy writes); past it the container's version is not kept.
-          if (st.size > left) continue;
-          left -= st.size;
-          const path = join(dest, rel);
-          mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
-          const out = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-          try {
-            copyFd(src, out);
-          } finally {
-            closeSync(out);
-          }
-          saved++;
-        } finally {
-          closeSync(src);
-        }
-      } catch (e) {
-        swallowed(`keeping the container's version of ${rel}`, e);
-      }
-    }
-    return saved;
-  }
-
-  /** Writes the host file into the upper copy of `rel`, in place (never through a link, only a regular file). */
-  private writeUpper(rel: string, source: string): string | undefined {
-    const fd = openUnder(this.upperRoot, rel, constants.O_WRONLY | constants.O_NONBLOCK);
-    if (fd === undefined) return undefined;
-    try {
-      const st = fstatSync(fd);
-      if (!st.isFile() || st.nlink !== 1) return undefined;
-      const src = openSync(source, constants.O_RDONLY | constants.O_NOFOLLOW);
-      try {
-        ftruncateSync(fd, 0);
-        copyFd(src, fd);
-      } finally {
-        closeSync(src);
-      }
-      return identity(fstatSync(fd));
-    } finally {
-      closeSync(fd);
-    }
+    return saveHeldCopies(this.heldAll.keys(), this.upperRoot, dest, budgetBytes);
   }
 }

@@ -3,8 +3,9 @@ import type { ContainerEngine, ExecSession } from '../engine/container-engine.js
 import { SandboxError } from '../errors.js';
 import type { LogStore } from '../capture/log-store.js';
 import { CommandCapture } from '../commands/command-capture.js';
-import { DiskWatch, type DiskNotice } from '../commands/disk-watch.js';
-import { explainResult } from '../commands/exec-reason.js';
+import { DiskWatch } from '../commands/disk-watch.js';
+import { awaitCommandEnd, type CommandEnding } from '../commands/command-end.js';
+import { execResult, limitsHit } from '../commands/exec-result.js';
 import { ContainerHelpers } from '../commands/container-helpers.js';
 import {
   ContainerFiles,
@@ -16,23 +17,25 @@ import {
 } from '../files/container-files.js';
 import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from '../commands/exec-types.js';
-import { type Counters, wrapCommand } from '../commands/wrapper-protocol.js';
+import { wrapCommand } from '../commands/wrapper-protocol.js';
+import { containerGoneError, isGoneError, lookGone } from '../engine/container-gone.js';
+import { poll, systemClock, type Clock } from '../retry.js';
 import { swallowed } from '../debug.js';
 import { ProjectOverlayState } from './project-overlay-state.js';
 import type { ProjectChanges } from '../project/project-changes.js';
 
-export const TIMEOUT_EXIT_CODE = 124;
-export const CANCELED_EXIT_CODE = 137;
+export { CANCELED_EXIT_CODE, TIMEOUT_EXIT_CODE } from '../commands/exec-result.js';
 /** Environment variable marking every process a command starts. */
 export const EXEC_MARK_VAR = 'GENAICODE_DOCKER_EXEC';
+
+/** How long a container a command's SIGKILL or SIGTERM ended is looked at again before it counts as running. */
+const LOST_SETTLE_MS = 300;
 
 /** A command running in the sandbox now: its marker, and whether another ran beside it. */
 interface RunningSlot {
   overlapped: boolean;
   readonly execMark: string;
 }
-/** How long a killed command's output may take to close before we stop reading it. */
-const KILL_DRAIN_MS = 5_000;
 
 export interface SandboxInfo {
   id: string;
@@ -60,21 +63,13 @@ interface SandboxDeps {
   files: FileLimits;
   /** With a writable or scratch project: the overlay's folders (project-overlay.ts). */
   overlay?: { dir: string; upper: string };
+  /** What the waits (an idle sandbox, a second look at a stopped one, a kill's retries) wait on. @default systemClock */
+  clock?: Clock;
 }
 
 function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
   checkOptions(ExecOptionsSchema, options, 'command options');
   return options.timeoutMs ?? defaults.timeoutMs;
-}
-
-/** How a command's output ended: its exit code (null when unknown), and whether we cut it short. */
-interface CommandEnding {
-  exitCode: number | null;
-  interrupted: 'timeout' | 'cancel' | 'disk' | undefined;
-  /** The writable layer's size when the disk limit was found passed (while it ran, or at its end). */
-  diskUsed?: number;
-  /** What the tree kill found, when there was one. */
-  killReport: string | undefined;
 }
 
 /** One started container: run commands in it, then stop it. `stop()` is idempotent. */
@@ -91,6 +86,7 @@ export class Sandbox implements AsyncDisposable {
    * cannot be pinned on one of them.
    */
   private readonly running = new Set<RunningSlot>();
+  private readonly clock: Clock;
 
   private readonly helpers: ContainerHelpers;
   private readonly files: ContainerFiles;
@@ -103,7 +99,8 @@ export class Sandbox implements AsyncDisposable {
     readonly info: Readonly<SandboxInfo>,
     private readonly deps: SandboxDeps,
   ) {
-    this.helpers = new ContainerHelpers(deps.engine, info.id);
+    this.clock = deps.clock ?? systemClock;
+    this.helpers = new ContainerHelpers(deps.engine, info.id, deps.clock);
     this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files, info.userIds);
     const project = info.project;
     if (project && project.mount !== 'ro' && deps.overlay)
@@ -221,7 +218,7 @@ export class Sandbox implements AsyncDisposable {
       ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, slot, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
       capture.finish();
-      if (e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND') throw this.goneError(e, capture.logPath);
+      if (isGoneError(e)) throw this.goneError(e, capture.logPath);
       // The engine went away mid-command (a restart): the error says where the partial output is.
       if (launched && e instanceof SandboxError && !('logPath' in e.data)) {
         throw new SandboxError(e.code, e.message, { cause: e.cause ?? e, data: { ...e.data, logPath: capture.logPath } });
@@ -240,8 +237,8 @@ export class Sandbox implements AsyncDisposable {
     const lost = this.lostBecause;
     const limits = lost
       ? { oomKilled: false, pidsLimitHit: false }
-      : await this.limitsHit(capture.protocol.startCounters, capture.protocol.sawMark ? undefined : trailer, ending);
-    const result = this.result(commandText, capture, ending, limits, {
+      : await limitsHit(this.helpers, capture.protocol.startCounters, capture.protocol.sawMark ? undefined : trailer, ending);
+    const result = execResult(this.info, this.deps.disk.limitBytes, commandText, capture, ending, limits, {
       ...(lost ? { lost } : {}),
       ...(diskNotice ? { diskNotice } : {}),
       timeoutMs,
@@ -287,136 +284,22 @@ export class Sandbox implements AsyncDisposable {
     );
   }
 
-  /**
-   * Waits for the command's output to end. A timeout or an abort kills its process tree
-   * (then stops reading output that something outside the tree still holds open).
-   */
-  private async awaitEnd(
+  /** Waits for the command's output to end (command-end.ts); a timeout or an abort kills its tree, sparing the other commands'. */
+  private awaitEnd(
     live: ExecSession,
     capture: CommandCapture,
     o: { timeoutMs: number; execMark: string; slot: RunningSlot; signal?: AbortSignal },
   ): Promise<CommandEnding> {
-    let interrupted: 'timeout' | 'cancel' | 'disk' | undefined;
-    let killReport: string | undefined;
-    let killing: Promise<void> | undefined;
-    let diskUsed: number | undefined;
-    const interrupt = (why: 'timeout' | 'cancel' | 'disk') => {
-      if (interrupted) return;
-      interrupted = why;
-      killing = (async () => {
-        const pid = await within(capture.protocol.waitForPid(), 2_000);
-        // Spared: only processes carrying the exact marker of another command running now.
-        const otherMarks = [...this.running].filter((r) => r !== o.slot).map((r) => r.execMark);
-        // The keep-alive (`sleep <ttl>`) is spared by name: under load it can start after the command.
-        const ttl = Math.round((this.info.expiresAt.getTime() - this.info.createdAt.getTime()) / 1000);
-        killReport = await this.helpers.killTree(pid ?? 0, o.execMark, otherMarks, ttl);
-        const drained = await within(
-          live.done.then(
-            () => true,
-            () => true,
-          ),
-          KILL_DRAIN_MS,
-        );
-        if (!drained) live.detach();
-      })();
-    };
-    const timer = setTimeout(() => interrupt('timeout'), o.timeoutMs);
-    // Without a quota, the writes are measured while the command runs.
-    const stopDiskWatch = this.diskWatch?.duringCommand((used) => {
-      diskUsed = used;
-      interrupt('disk');
-    });
-    const onAbort = () => interrupt('cancel');
-    o.signal?.addEventListener('abort', onAbort, { once: true });
-    let exitCode: number | null;
-    try {
-      ({ exitCode } = await live.done);
-    } catch (e) {
-      // The output broke off: an error, unless we were killing the command anyway.
-      if (!interrupted) throw e;
-      exitCode = null;
-    } finally {
-      clearTimeout(timer);
-      stopDiskWatch?.();
-      o.signal?.removeEventListener('abort', onAbort);
-    }
-    if (killing) await killing;
-    // A write faster than the watch's next look (fallocate, a quick dd) is measured once at
-    // the end (one inspect: a few ms for a typical writable layer). After a kill too: what the
-    // tree wrote while it died is then the watch's last look, and a clean-up that follows
-    // (`rm`, shrinking the layer) is not taken for a writer.
-    if (this.diskWatch) {
-      const used = await this.diskWatch.measure().catch((e: unknown) => swallowed('measuring the writable layer after a command', e));
-      if (!interrupted && used !== undefined && used > this.deps.disk.limitBytes) diskUsed = used;
-    }
-    return { exitCode, interrupted, killReport, ...(diskUsed !== undefined ? { diskUsed } : {}) };
-  }
-
-  /** Whether the command hit the memory or the process limit, from the counters before and after it. */
-  private async limitsHit(
-    before: Counters | undefined,
-    after: Counters | undefined,
-    ending: CommandEnding,
-  ): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
-    if (before && after && after.oomKills === before.oomKills && after.pidsRefused === before.pidsRefused) {
-      // The wrapper read the counters before and after, and nothing changed: no extra exec.
-      return { oomKilled: false, pidsLimitHit: false };
-    }
-    // A trailer that claims a hit, a trailer that is missing or one the command may have
-    // written itself (undefined here, see WrapperStderr.sawMark): one helper exec reads the
-    // counters, which only the engine's cgroup can raise.
-    if (after || ending.interrupted || (ending.exitCode !== null && ending.exitCode !== 0) || before) {
-      return this.helpers.readLimitCounters(before);
-    }
-    return { oomKilled: false, pidsLimitHit: false };
-  }
-
-  private result(
-    command: string,
-    capture: CommandCapture,
-    ending: CommandEnding,
-    limits: { oomKilled: boolean; pidsLimitHit: boolean },
-    o: { lost?: string; diskNotice?: DiskNotice; timeoutMs: number; overlapped: boolean; durationMs: number },
-  ): ExecResult {
-    const timedOut = ending.interrupted === 'timeout';
-    const canceled = ending.interrupted === 'cancel';
-    const diskKilled = ending.interrupted === 'disk';
-    const diskLimitHit = diskKilled || ending.diskUsed !== undefined || o.diskNotice !== undefined;
-    const reason = explainResult(this.info, this.deps.disk.limitBytes, {
-      timedOut,
-      canceled,
-      ...(o.diskNotice ? { diskBetween: o.diskNotice } : {}),
-      ...(diskLimitHit ? { diskUsed: ending.diskUsed ?? 0, diskKilled } : {}),
-      ...limits,
-      overlapped: o.overlapped,
+    return awaitCommandEnd(live, capture, {
       timeoutMs: o.timeoutMs,
-      ...(ending.killReport ? { killReport: ending.killReport } : {}),
-      ...(capture.log.error ? { logError: capture.log.error } : {}),
-      ...(o.lost ? { lost: o.lost } : {}),
+      execMark: o.execMark,
+      otherMarks: () => [...this.running].filter((r) => r !== o.slot).map((r) => r.execMark),
+      keepAliveSeconds: Math.round((this.info.expiresAt.getTime() - this.info.createdAt.getTime()) / 1000),
+      helpers: this.helpers,
+      diskWatch: this.diskWatch,
+      diskLimitBytes: this.deps.disk.limitBytes,
+      ...(o.signal ? { signal: o.signal } : {}),
     });
-    const stdout = capture.stdout.render(capture.logPath);
-    const stderr = capture.stderr.render(capture.logPath);
-    return {
-      command,
-      exitCode: timedOut
-        ? TIMEOUT_EXIT_CODE
-        : canceled || diskKilled
-          ? CANCELED_EXIT_CODE
-          : (ending.exitCode ?? (o.lost ? CANCELED_EXIT_CODE : 1)),
-      stdout: stdout.text,
-      stderr: stderr.text,
-      truncated: stdout.truncated || stderr.truncated,
-      timedOut,
-      canceled,
-      ...limits,
-      diskLimitHit,
-      ...(reason ? { reason } : {}),
-      bytes: { stdout: capture.stdout.bytes, stderr: capture.stderr.bytes },
-      lines: { stdout: capture.stdout.lines, stderr: capture.stderr.lines },
-      durationMs: Math.round(o.durationMs),
-      logPath: capture.logPath,
-      ...(capture.log.cutNote ? { logCut: capture.log.cutNote } : {}),
-    };
   }
 
   /**
@@ -425,14 +308,13 @@ export class Sandbox implements AsyncDisposable {
    * command's answer says so, and every later call is CONTAINER_NOT_FOUND.
    */
   private async checkLost(exitCode: number | null): Promise<void> {
-    let state = await this.deps.engine.inspectContainer(this.id);
     // docker kill, stop and rm -f end the command before the engine marks the container as
     // stopped: after SIGKILL or SIGTERM (137, 143), look again for a moment (300 ms at most).
-    for (let i = 0; state?.running && (exitCode === 137 || exitCode === 143) && i < 6; i++) {
-      await delay(50);
-      state = await this.deps.engine.inspectContainer(this.id);
-    }
-    if (state?.running) return;
+    const { gone, state } = await lookGone(this.deps.engine, this.id, {
+      settleMs: exitCode === 137 || exitCode === 143 ? LOST_SETTLE_MS : 0,
+      clock: this.clock,
+    });
+    if (!gone) return;
     this.lostBecause = state
       ? `the container stopped while the command ran (${state.status}${state.exitCode !== null ? `, exit ${state.exitCode}` : ''}${state.oomKilled ? ', killed by the memory limit' : ''}): not by the timeout or a cancel: from outside (docker stop or kill), by an engine restart, or by a process in it that ended its keep-alive; the partial output is in the log`
       : 'the container was removed while the command ran (from outside, or by an engine restart); the partial output is in the log';
@@ -444,12 +326,12 @@ export class Sandbox implements AsyncDisposable {
   }
 
   private goneError(cause?: unknown, logPath?: string): SandboxError {
-    return new SandboxError(
-      'CONTAINER_NOT_FOUND',
+    return containerGoneError(
+      { id: this.id, name: this.info.name },
       this.lostBecause
-        ? `Container ${this.info.name} is no longer running: ${this.lostBecause.replace(/; the partial output is in the log$/, '')}. Start a new one.`
-        : `Container ${this.info.name} is no longer running (stopped, removed, or past its expiry at ${this.info.expiresAt.toISOString()}). Start a new one.`,
-      { cause, data: { containerId: this.id, ...(logPath ? { logPath } : {}) } },
+        ? this.lostBecause.replace(/; the partial output is in the log$/, '')
+        : `stopped, removed, or past its expiry at ${this.info.expiresAt.toISOString()}`,
+      { cause, ...(logPath ? { logPath } : {}) },
     );
   }
 
@@ -458,8 +340,7 @@ export class Sandbox implements AsyncDisposable {
    * and its log closed), or after `timeoutMs`.
    */
   async whenIdle(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.running.size > 0 && Date.now() < deadline) await delay(50);
+    await poll(() => (this.running.size === 0 ? true : undefined), { timeoutMs, intervalMs: 50, clock: this.clock });
   }
 
   /**
@@ -507,20 +388,4 @@ export class Sandbox implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }
-}
-
-/**
- * A pause inside an operation someone awaits. Not unref'd: when it is all that is left (the
- * command's connection already closed), an unref'd timer would let the process exit with
- * the operation unfinished (genaicode awaits its handlers at the top level: exit code 13).
- */
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** `p`'s value, or undefined after `ms`; the timer is cleared as soon as `p` settles (nothing lingers). */
-function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)));
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

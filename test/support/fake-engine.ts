@@ -24,6 +24,7 @@ import type {
 } from '../../src/engine/container-engine.js';
 import type { EngineConnection } from '../../src/engine/connection.js';
 import { SandboxError } from '../../src/errors.js';
+import { containerGoneError } from '../../src/engine/container-gone.js';
 import { KILL_TREE_SCRIPT, MARK, READ_COUNTERS_SCRIPT, unwrapCommand } from '../../src/commands/wrapper-protocol.js';
 
 export type EngineMethod = Exclude<keyof ContainerEngine, 'connection'>;
@@ -422,14 +423,10 @@ export class FakeEngine implements ContainerEngine {
     this.record({ method: 'exec', args: [containerId, spec, onOutput] });
     const c = this.find(containerId);
     if (!c) {
-      throw new SandboxError(
-        'CONTAINER_NOT_FOUND',
-        `Container ${containerId.slice(0, 12)} no longer exists (it was stopped, removed or reached its expiry).`,
-        { data: { containerId } },
-      );
+      throw containerGoneError({ id: containerId }, 'it was stopped, removed or reached its expiry');
     }
     if (!c.running) {
-      throw new SandboxError('CONTAINER_NOT_FOUND', `Container ${containerId.slice(0, 12)} is not running`, { data: { containerId } });
+      throw containerGoneError({ id: containerId }, 'the engine says: container is not running');
     }
     const kind = classify(spec);
     const rec: FakeExec = {
@@ -458,14 +455,14 @@ export class FakeEngine implements ContainerEngine {
   async statPath(id: string, path: string): Promise<PathStat | undefined> {
     this.record({ method: 'statPath', args: [id, path] });
     const c = this.find(id);
-    if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`, { data: { containerId: id } });
+    if (!c) throw containerGoneError({ id }, 'no such container');
     return c.paths.get(path);
   }
 
   async extractArchive(id: string, path: string, archive: Buffer | AsyncIterable<Buffer>): Promise<void> {
     this.record({ method: 'extractArchive', args: [id, path, archive] });
     const c = this.find(id);
-    if (!c) throw new SandboxError('CONTAINER_NOT_FOUND', `Container no longer exists.`, { data: { containerId: id } });
+    if (!c) throw containerGoneError({ id }, 'no such container');
     c.extracted.push({ path, archive });
   }
 

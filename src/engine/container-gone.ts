@@ -1,0 +1,68 @@
+import { SandboxError } from '../errors.js';
+import { poll, type Clock } from '../retry.js';
+import type { ContainerEngine, ContainerState } from './container-engine.js';
+
+/**
+ * "Is the container gone?", decided here and nowhere else, and the one wording of the
+ * CONTAINER_NOT_FOUND error that says so. The engine adapter, a sandbox's look after a
+ * command ended by a signal, a helper's kill and the file mover all ask the same question
+ * and must not answer it with different rules.
+ */
+
+/** What an inspect saw: the state; `undefined` when there is no such container; `null` when the engine could not be asked. */
+export type SeenState = ContainerState | undefined | null;
+
+/**
+ * The rule: gone when the engine has no such container, or has it and it is not running
+ * (stopped, killed, being removed). An engine that could not be asked has not said so.
+ */
+export function isGone(state: SeenState): boolean {
+  return state === undefined || (state !== null && !state.running);
+}
+
+/** Whether an error says the container is gone (it was built by `containerGoneError`, or carries its code). */
+export function isGoneError(e: unknown): e is SandboxError {
+  return e instanceof SandboxError && e.code === 'CONTAINER_NOT_FOUND';
+}
+
+/**
+ * The container's state, looked at until it is gone or `settleMs` have passed: a kill the
+ * engine is still carrying out (docker kill, stop, rm -f) ends a container's processes
+ * before the engine marks it as stopped. With no `settleMs`, one look. An inspect that
+ * fails counts as "could not say", and is looked at again.
+ */
+export async function lookGone(
+  engine: Pick<ContainerEngine, 'inspectContainer'>,
+  containerId: string,
+  o: { settleMs?: number; intervalMs?: number; clock?: Clock } = {},
+): Promise<{ gone: boolean; state: SeenState }> {
+  let state: SeenState = null;
+  const gone = await poll(
+    async () => {
+      state = await engine.inspectContainer(containerId).catch(() => null);
+      return isGone(state) ? true : undefined;
+    },
+    { timeoutMs: o.settleMs ?? 0, intervalMs: o.intervalMs ?? 50, ...(o.clock ? { clock: o.clock } : {}) },
+  );
+  return { gone: gone === true, state };
+}
+
+/**
+ * The CONTAINER_NOT_FOUND error, one shape whoever raises it: `Container <name> is no
+ * longer running: <reason>. Start a new one.` (the reason says what is known: removed,
+ * stopped from outside, past its expiry).
+ */
+export function containerGoneError(
+  container: { id: string; name?: string },
+  reason: string,
+  o: { cause?: unknown; logPath?: string } = {},
+): SandboxError {
+  return new SandboxError(
+    'CONTAINER_NOT_FOUND',
+    `Container ${container.name ?? container.id.slice(0, 12)} is no longer running: ${reason}. Start a new one.`,
+    {
+      ...(o.cause !== undefined ? { cause: o.cause } : {}),
+      data: { containerId: container.id, ...(o.logPath ? { logPath: o.logPath } : {}) },
+    },
+  );
+}
