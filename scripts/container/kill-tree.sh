@@ -15,6 +15,9 @@
 # $3 the markers of the other commands running now, space-separated (may be empty),
 # $4 the keep-alive's seconds (its command line is `sleep <seconds>`): never killed.
 r=$1; k=$2; o=${3:-}; ka=${4:-}; frozen=" "; n=0; round=0
+# No process id (0): the marker alone. Taken as an id, 0 would be the parent of every
+# process an exec started (their parent is outside the container) and kill them all.
+[ "$r" = 0 ] && r=none
 scan() {
   s=""; marked=""; others=" "; rstart=""; keep=""; kstart=""
   for d in /proc/[0-9]*; do

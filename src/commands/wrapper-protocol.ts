@@ -39,6 +39,8 @@ export const RUN_CODE_SCRIPT = containerScript('run-code');
 export const LEASE_WATCH_SCRIPT = containerScript('lease-watch');
 /** File operations inside the working folder, checked against the real file system (files/container-files.ts). */
 export const FILE_OP_SCRIPT = containerScript('file-op');
+/** The kept shell, one per container (commands/kept-shell.ts): `sh -c KEPT_SHELL_SCRIPT kept-shell`, requests on stdin; its first line names it in a process list. */
+export const KEPT_SHELL_SCRIPT = `: kept-shell\n${COUNTERS}\n${containerScript('kept-shell')}`;
 /** Prints the counters as a trailer on stdout. */
 export const READ_COUNTERS_SCRIPT = `${COUNTERS}\n${containerScript('read-counters')}`;
 

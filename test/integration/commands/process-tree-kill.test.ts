@@ -5,7 +5,16 @@
  */
 import { LABEL, type Sandbox } from '../../../src/index.js';
 import { KILL_TREE_SCRIPT } from '../../../src/commands/wrapper-protocol.js';
-import { INIT_COMMAND, listManaged, MINIMAL_IMAGE, PYTHON_IMAGE, RecordingEngine, withManager, engineSuite } from '../../support/engine.js';
+import {
+  INIT_COMMAND,
+  KEPT_SHELL_COMMAND,
+  listManaged,
+  MINIMAL_IMAGE,
+  PYTHON_IMAGE,
+  RecordingEngine,
+  withManager,
+  engineSuite,
+} from '../../support/engine.js';
 
 engineSuite('process-tree');
 
@@ -52,12 +61,16 @@ async function busyboxProcesses(sb: Sandbox): Promise<Proc[]> {
     });
 }
 
-/** Only init, the keep-alive `sleep <ttl>` and ps itself may be left. */
+/** Only init, the keep-alive `sleep <ttl>`, the kept shell (idle) and ps itself may be left. */
 function expectOnlyBaseProcesses(procs: Proc[]): void {
   expect(procs.filter((p) => p.stat.startsWith('Z'))).toEqual([]);
   expect(procs.filter((p) => /sleep 10\d\d/.test(p.args))).toEqual([]);
   const rest = procs.filter(
-    (p) => !(p.pid === 1 && INIT_COMMAND.test(p.args)) && p.args !== `sleep ${TTL}` && !p.args.includes('ps -o pid,ppid,stat,args'),
+    (p) =>
+      !(p.pid === 1 && INIT_COMMAND.test(p.args)) &&
+      p.args !== `sleep ${TTL}` &&
+      !p.args.includes('ps -o pid,ppid,stat,args') &&
+      !KEPT_SHELL_COMMAND.test(p.args),
   );
   expect(rest).toEqual([]);
   expect(procs.some((p) => p.pid === 1)).toBe(true);
@@ -220,9 +233,14 @@ test.concurrent(
       const procs = await pythonProcesses(sb);
       expect(procs.filter((p) => p.state === 'Z')).toEqual([]);
       expect(procs.filter((p) => /sleep 10\d\d/.test(p.cmd))).toEqual([]);
-      // Left: init, the keep-alive sleep, and the lister with its exec wrapper.
+      // Left: init, the keep-alive sleep, the kept shell (idle), and the lister with its exec wrapper.
       const rest = procs.filter(
-        (p) => p.pid !== 1 && p.cmd !== `sleep ${TTL}` && !p.cmd.startsWith('python3 -c') && !p.cmd.startsWith('/bin/sh -c counters() {'),
+        (p) =>
+          p.pid !== 1 &&
+          p.cmd !== `sleep ${TTL}` &&
+          !p.cmd.startsWith('python3 -c') &&
+          !p.cmd.startsWith('/bin/sh -c counters() {') &&
+          !KEPT_SHELL_COMMAND.test(p.cmd),
       );
       expect(rest).toEqual([]);
     });
