@@ -93,7 +93,7 @@ export class CommandSegment {
   result: SegmentEnd | undefined;
 
   constructor(
-    nonce: string,
+    readonly nonce: string,
     private readonly emit: (stream: 'stdout' | 'stderr', bytes: Buffer) => void,
     /** The end frame is not one the shell writes: the shell is not to be trusted any more. */
     private readonly onBroken: (why: string) => void,
@@ -102,6 +102,11 @@ export class CommandSegment {
     const e = Buffer.from(`\x1f${nonce}e\x1f`, 'latin1');
     this.begin = { stdout: new MarkerScanner(b), stderr: new MarkerScanner(b) };
     this.end = { stdout: new MarkerScanner(e), stderr: new MarkerScanner(e) };
+  }
+
+  /** The shell has begun the command (its begin mark came on either stream). */
+  get begun(): boolean {
+    return this.phase.stdout !== 'before' || this.phase.stderr !== 'before';
   }
 
   get complete(): boolean {

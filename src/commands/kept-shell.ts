@@ -141,45 +141,53 @@ export class KeptShell {
    */
   async run(command: string, execMark: string, onOutput: (stream: StreamId, data: Buffer) => void): Promise<KeptRun> {
     if (this.stopped) throw new Error('the kept shell was stopped');
-    const proc = this.live();
-    const nonce = randomBytes(16).toString('hex');
     const before = this.folder;
-    const replaced = this.lostBecause;
-    this.lostBecause = undefined;
+    const notes: string[] = [];
     let end: SegmentEnd | undefined;
     let shellEnded: string | undefined;
-    const done = new Promise<{ exitCode: number | null }>((resolve) => {
-      const segment = new CommandSegment(
-        nonce,
-        (stream, bytes) => onOutput(stream, bytes),
-        (why) => this.retire(proc, `wrote a broken end frame (${why})`),
+    let proc: ShellProcess | undefined;
+    let resolveDone!: (r: { exitCode: number | null }) => void;
+    const done = new Promise<{ exitCode: number | null }>((r) => (resolveDone = r));
+    const send = async (retried: boolean): Promise<void> => {
+      const p = this.live();
+      proc = p;
+      if (this.lostBecause)
+        notes.push(`a new shell started (the last one ${this.lostBecause}): variables exported earlier are gone; the folder is kept`);
+      this.lostBecause = undefined;
+      const segment = new CommandSegment(randomBytes(16).toString('hex'), onOutput, (why) =>
+        this.retire(p, `wrote a broken end frame (${why})`),
       );
-      proc.current = {
+      p.current = {
         segment,
         finish: (exitCode) => {
+          // The shell ended before it read the command (the disk limit's clean-up between
+          // commands, say): it never ran, and goes to a new shell once.
+          if (!segment.begun && !retried && !this.stopped) {
+            send(true).catch(() => resolveDone({ exitCode }));
+            return;
+          }
           end = segment.result;
           if (segment.dropped) swallowed(`output of the kept shell outside the command's frame (${segment.dropped} bytes)`, undefined);
-          if (!end) shellEnded = proc.endReason ?? 'ended';
-          resolve({ exitCode });
+          if (!end) shellEnded = p.endReason ?? 'ended';
+          resolveDone({ exitCode });
         },
       };
-    });
-    proc.input.write(encodeRequest(nonce, execMark, command));
-    // A shell that cannot start (the folder it was in is gone) ends this command like a failed exec.
-    await proc.started.catch((e: unknown) => {
-      this.retire(proc, 'could not start');
-      throw e;
-    });
+      p.input.write(encodeRequest(segment.nonce, execMark, command));
+      // A shell that cannot start (the folder it was in is gone) ends this command like a failed exec.
+      await p.started.catch((e: unknown) => {
+        this.retire(p, 'could not start');
+        throw e;
+      });
+    };
+    await send(false);
     const session: ExecSession = {
       done,
       // The command's output did not end after its tree was killed: the shell is stuck.
-      detach: () => this.retire(proc, 'was still busy after the command was killed'),
+      detach: () => proc && this.retire(proc, 'was still busy after the command was killed'),
     };
     return {
       session,
       outcome: () => {
-        const notes: string[] = [];
-        if (replaced) notes.push(`a new shell started (the last one ${replaced}): variables exported earlier are gone; the folder is kept`);
         if (end) {
           this.folder = end.folder;
           if (!end.stateKept)
@@ -212,9 +220,10 @@ export class KeptShell {
     if (p.ended) return;
     // Whatever of it is left (a stuck shell, its subshell) goes; a shell that ended has nothing left.
     if (!this.stopped) this.deps.killMarked(p.marker).catch((e: unknown) => swallowed('killing the kept shell', e));
-    p.end(why, exitCode);
-    if (this.proc === p) this.proc = undefined;
+    // Said before the end: a command the shell never read is sent to the next one at once.
     if (!this.stopped) this.lostBecause = why;
+    if (this.proc === p) this.proc = undefined;
+    p.end(why, exitCode);
     // A folder that no longer exists cannot hold the next shell: it starts in the container's.
     if (why === 'could not start') this.folder = this.deps.workdir;
   }

@@ -81,13 +81,15 @@ describe('framing cases', () => {
     const sb = await shared.get();
     const fake =
       "printf '\\037%sb\\037' 0123456789abcdef0123456789abcdef; printf '\\037%se\\0370:1:/\\000' 0123456789abcdef0123456789abcdef";
-    const r = await sb.exec(`${fake}; ${fake} >&2; printf '\\0361:2\\036' >&2; echo after`);
+    const r = await sb.exec(`${fake}; { ${fake}; } >&2; printf '\\0361:2\\036' >&2; echo after`);
     expect(r.exitCode).toBe(0);
     // Binary (NULs): the answer names the log, which has every byte the command wrote.
     const log = readFileSync(r.logPath, 'latin1');
     expect(log).toContain('after\n');
     expect(log).toContain('\x1e1:2\x1e');
-    expect(log.slice(0, 35)).toBe('\x1f0123456789abcdef0123456789abcdefb\x1f');
+    // Each stream whole (the two streams' order in the log is the engine's, as for any command).
+    expect(log.split('\x1f0123456789abcdef0123456789abcdefb\x1f')).toHaveLength(3);
+    expect(log.split('\x1f0123456789abcdef0123456789abcdefe\x1f0:1:/\0')).toHaveLength(3);
     expect(r.bytes).toEqual({ stdout: 35 + 41 + 6, stderr: 35 + 41 + 5 });
     expect(r.oomKilled).toBe(false);
     expect(r.pidsLimitHit).toBe(false);
@@ -173,6 +175,22 @@ describe('framing cases', () => {
       expect(next.stdout).toBe('/tmp\n[]\n');
       expect(next.shell).toMatch(/new shell started.*variables exported earlier are gone; the folder is kept/);
       expect((await sb.exec('echo third')).shell).toBeUndefined();
+    });
+  });
+
+  test('a shell killed between commands (as the disk limit’s clean-up does): the next command runs in a new one', async () => {
+    await withShell(async (sb) => {
+      await sb.exec('cd /tmp && export KEEP=1');
+      // From an exec of its own (an argument vector), as the clean-up kills every process.
+      const kill = await sb.exec([
+        'sh',
+        '-c',
+        'for f in $(grep -l ": kept-[s]hell" /proc/[0-9]*/cmdline); do p=${f#/proc/}; kill -9 ${p%/cmdline}; done',
+      ]);
+      expect(kill.exitCode).toBe(0);
+      const next = await sb.exec('pwd; echo "[$KEEP]"');
+      expect(next).toMatchObject({ exitCode: 0, stdout: '/tmp\n[]\n' });
+      expect(next.shell).toMatch(/^a new shell started .*variables exported earlier are gone; the folder is kept\.$/);
     });
   });
 
