@@ -25,6 +25,10 @@
 # Names of this shell's own variables start with __k, so an export of the command's cannot
 # overwrite them unawares (only one that means to).
 __kstate=/tmp/.genaicode-docker-shell.$$
+# This shell's own messages (busybox prints `Killed` when a command's subshell dies of a
+# signal) go nowhere: its frames go to the exec's stderr through fd 5, and each subshell
+# gets that stderr back as its fd 2 (and not fd 5).
+exec 5>&2 2>/dev/null
 __knl='
 '
 # `kill $$` in a command names this shell: it is not the command's to end. Caught (not
@@ -76,9 +80,12 @@ while IFS= read -r __kline; do
   done
   __kcmd=${__kcmd#"$__knl"}
   printf '\037%sb\037' "$__kn"
-  printf '\037%sb\037' "$__kn" >&2
+  printf '\037%sb\037' "$__kn" >&5
   : > "$__kstate"
-  (__krun)
+  (
+    exec 2>&5 5>&-
+    __krun
+  )
   __krc=$?
   # What the command left running in this shell's process group (`cmd &` without setsid) is
   # stopped, as exec-wrapper.sh does after a command: this shell is the only member that
@@ -108,6 +115,6 @@ while IFS= read -r __kline; do
   # shellcheck disable=SC1090 # the state the subshell wrote
   if [ -s "$__kstate" ]; then . "$__kstate" 2>/dev/null && __kkept=1; fi
   counters
-  printf '\036%s:%s\036\037%se\037' "$o" "$p" "$__kn" >&2
+  printf '\036%s:%s\036\037%se\037' "$o" "$p" "$__kn" >&5
   printf '\037%se\037%s:%s:%s\000' "$__kn" "$__krc" "$__kkept" "$PWD"
 done

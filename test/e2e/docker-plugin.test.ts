@@ -474,7 +474,7 @@ describe(`genaicode-docker in genaicode ${E2E_HOST.version} (scripted model, rea
       expectRunOk(o);
       const cd = actionAnswer(o.run, 1);
       expect(cd).toMatchObject({ name: 'runCommand', isError: false });
-      expect(cd.value).toEqual({ exitCode: 0, folder: '/tmp/e2e-app' });
+      expect(cd.value).toEqual({ exitCode: 0, output: '', folder: '/tmp/e2e-app' });
       const next = actionAnswer(o.run, 2);
       expect(next.value).toEqual({ exitCode: 0, output: '/tmp/e2e-app\nkept-over\n' });
       // The system prompt tells the model that state carries over.

@@ -128,6 +128,25 @@ test.concurrent(
 );
 
 test.concurrent(
+  'a kill with no process id (0: the header never came) takes only the marked processes, never every exec (their parent is 0)',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      // Another command's process, started by an exec of its own: in the container its parent is 0.
+      const other = sb.exec(['sleep', '1077'], { timeoutMs: 30_000 });
+      await waitForTree(sb, /^sleep 1077$/, 1);
+      const r = await sb.exec(['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '0', 'GCD_EXEC_MARK=0000000000000000', '', String(TTL)]);
+      expect(r.stdout.trim()).toBe('gone 0');
+      expect((await busyboxProcesses(sb)).some((p) => p.args === 'sleep 1077')).toBe(true);
+      expect((await sb.exec('echo still-here')).stdout).toBe('still-here\n');
+      await sb.stop();
+      await other.catch(() => undefined);
+    });
+  },
+  60_000,
+);
+
+test.concurrent(
   'timeout: timedOut, exit 124, fast, and the whole tree is gone with no zombie',
   async () => {
     await withManager(async (manager) => {
