@@ -25,6 +25,9 @@ scan() {
     [ "$p" = "$$" ] && continue
     l=""
     { read -r l < "$d/stat"; } 2>/dev/null || continue
+    # The runtime's own process starting another exec (runc init): never a command's, and one
+    # left stopped holds the container's lock in the engine for good (no inspect, no removal).
+    case "$l" in *" (runc:["*) continue ;; esac
     l=${l##*) }
     # shellcheck disable=SC2086 # split the stat fields: state, ppid, pgrp, ..., starttime
     set -- $l
