@@ -15,6 +15,9 @@
 # $3 the markers of the other commands running now, space-separated (may be empty),
 # $4 the keep-alive's seconds (its command line is `sleep <seconds>`): never killed.
 r=$1; k=$2; o=${3:-}; ka=${4:-}; frozen=" "; n=0; round=0
+# No process id (0): the marker alone. Taken as an id, 0 would be the parent of every
+# process an exec started (their parent is outside the container) and kill them all.
+[ "$r" = 0 ] && r=none
 scan() {
   s=""; marked=""; others=" "; rstart=""; keep=""; kstart=""
   for d in /proc/[0-9]*; do
@@ -22,6 +25,9 @@ scan() {
     [ "$p" = "$$" ] && continue
     l=""
     { read -r l < "$d/stat"; } 2>/dev/null || continue
+    # The runtime's own process starting another exec (runc init): never a command's, and one
+    # left stopped holds the container's lock in the engine for good (no inspect, no removal).
+    case "$l" in *" (runc:["*) continue ;; esac
     l=${l##*) }
     # shellcheck disable=SC2086 # split the stat fields: state, ppid, pgrp, ..., starttime
     set -- $l

@@ -46,6 +46,10 @@ export interface CommandAnswer {
   reason?: string;
   /** With a writable project: what the command changed that was not applied to the project, and why. */
   projectNotApplied?: string[];
+  /** The shell's folder, when the command changed it (the next command starts there). */
+  folder?: string;
+  /** What of the shell's state (folder, exported variables) was lost, and why. */
+  shell?: string;
   /** What the full log does not hold (its middle dropped at a cap, or stopped for want of disk space). */
   logCut?: string;
   /** The full log: every byte, stdout and stderr as they came. */
@@ -54,10 +58,13 @@ export interface CommandAnswer {
 
 /** The flags of a result that are set, and its reason: an answer names only what happened. */
 export function resultFlags(
-  r: Pick<ExecResult, 'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied' | 'logCut'>,
+  r: Pick<
+    ExecResult,
+    'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied' | 'logCut' | 'folder' | 'shell'
+  >,
 ): Pick<
   CommandAnswer,
-  'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied' | 'logCut'
+  'timedOut' | 'canceled' | 'oomKilled' | 'diskLimitHit' | 'pidsLimitHit' | 'reason' | 'projectNotApplied' | 'logCut' | 'folder' | 'shell'
 > {
   return {
     ...(r.timedOut ? { timedOut: true as const } : {}),
@@ -68,6 +75,8 @@ export function resultFlags(
     ...(r.reason ? { reason: r.reason } : {}),
     ...(r.projectNotApplied?.length ? { projectNotApplied: r.projectNotApplied.slice(0, 10) } : {}),
     ...(r.logCut ? { logCut: r.logCut } : {}),
+    ...(r.folder ? { folder: r.folder } : {}),
+    ...(r.shell ? { shell: r.shell } : {}),
   };
 }
 

@@ -50,6 +50,10 @@ export interface ExecResult {
    * (files the host runs, held back; links out, FIFOs, devices, never made; set-id bits dropped), one line each.
    */
   projectNotApplied?: string[];
+  /** The kept shell's folder after the command, when the command changed it. */
+  folder?: string;
+  /** What of the kept shell's state (folder, exported variables) was lost, in a sentence. */
+  shell?: string;
   /** The log does not hold every byte (a cap of `logs.*`, or a disk short of space): what it lost, in a sentence. */
   logCut?: string;
 }

@@ -39,6 +39,8 @@ export const RUN_CODE_SCRIPT = containerScript('run-code');
 export const LEASE_WATCH_SCRIPT = containerScript('lease-watch');
 /** Removes files (never folders) the host deleted from the project: `sh -c REMOVE_FILES_SCRIPT sh <path>...` (container-helpers.ts). */
 export const REMOVE_FILES_SCRIPT = containerScript('remove-files');
+/** The kept shell, one per container (commands/kept-shell.ts): `sh -c KEPT_SHELL_SCRIPT kept-shell`, requests on stdin; its first line names it in a process list. */
+export const KEPT_SHELL_SCRIPT = `: kept-shell\n${COUNTERS}\n${containerScript('kept-shell')}`;
 /** Prints the counters as a trailer on stdout. */
 export const READ_COUNTERS_SCRIPT = `${COUNTERS}\n${containerScript('read-counters')}`;
 

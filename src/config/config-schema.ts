@@ -211,6 +211,11 @@ export const ConfigSchema = z
           .default(16 * 1024),
         /** Lines of each stream kept for the answer (head + tail). @default 500 */
         maxLines: z.number().int().min(10).max(1_000_000).default(500),
+        /**
+         * Run commands in one long-lived shell per container, so that `cd` and `export` carry
+         * over; false: one engine exec per command (an image whose /bin/sh cannot keep one). @default true
+         */
+        keptShell: z.boolean().default(true),
       })
       .strict()
       .default({}),

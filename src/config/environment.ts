@@ -24,6 +24,7 @@ const ENV_KEYS: Record<string, { path: string[]; kind: 'string' | 'number' | 'bo
   TIMEOUT_MS: { path: ['exec', 'timeoutMs'], kind: 'number' },
   MAX_BYTES: { path: ['exec', 'maxBytes'], kind: 'number' },
   MAX_LINES: { path: ['exec', 'maxLines'], kind: 'number' },
+  KEPT_SHELL: { path: ['exec', 'keptShell'], kind: 'boolean' },
   LOG_DIR: { path: ['logs', 'dir'], kind: 'string' },
   CONFIRM_START: { path: ['plugin', 'confirmStart'], kind: 'boolean' },
   TASK_MAX_COMMANDS: { path: ['task', 'maxCommands'], kind: 'number' },

@@ -16,6 +16,7 @@ export function dockerSystemPrompt(config: Config | undefined, actions: { task: 
     '• plugin:stopContainer({ containerId })',
     '• plugin:readContainerFile({ containerId, path, startLine?, endLine? }), plugin:writeContainerFile({ containerId, path, content }), plugin:listContainerDirectory({ containerId, path?, depth? }), plugin:editContainerFile({ containerId, path, oldText, newText })',
     'Files: paths are relative to the container working folder (/workspace) or absolute inside it; prefer these actions to cat/echo in runCommand (no quoting, exact content).',
+    'runCommand runs in one shell per container: cd and export carry over to the next command, as at a terminal (the answer gives folder when it changes).',
     'Note: short command output comes back whole (output); long output as a short summary with the lines needed to fix a failure verbatim (keyLines); the full log is on disk.',
     'Always stop containers when done; every container is also removed when genaicode ends.',
   ];

@@ -7,6 +7,7 @@ import { DiskWatch } from '../commands/disk-watch.js';
 import { awaitCommandEnd, type CommandEnding } from '../commands/command-end.js';
 import { execResult, limitsHit } from '../commands/exec-result.js';
 import { ContainerHelpers } from '../commands/container-helpers.js';
+import { fitsKeptShell, KeptShell, type KeptRun } from '../commands/kept-shell.js';
 import {
   ContainerFiles,
   type EditFileResult,
@@ -56,7 +57,8 @@ export interface SandboxInfo {
 interface SandboxDeps {
   engine: ContainerEngine;
   logs: LogStore;
-  exec: { timeoutMs: number; maxBytes: number; maxLines: number };
+  /** `keptShell`: commands in one long-lived shell (config exec.keptShell, on by default there). */
+  exec: { timeoutMs: number; maxBytes: number; maxLines: number; keptShell?: boolean };
   /** The writable layer's limit; `measured` where the engine cannot enforce it (no quota). */
   disk: { limitBytes: number; measured: boolean };
   onStopped: (sandbox: Sandbox) => void;
@@ -94,6 +96,8 @@ export class Sandbox implements AsyncDisposable {
   private readonly overlay: ProjectOverlayState | undefined;
   /** Without a disk quota: the writable layer, measured for as long as the container lives (disk-watch.ts). */
   private readonly diskWatch: DiskWatch | undefined;
+  /** The shell commands run in, one after another, keeping `cd` and `export` (unless exec.keptShell is false). */
+  private readonly shell: KeptShell | undefined;
 
   constructor(
     readonly info: Readonly<SandboxInfo>,
@@ -102,6 +106,14 @@ export class Sandbox implements AsyncDisposable {
     this.clock = deps.clock ?? systemClock;
     this.helpers = new ContainerHelpers(deps.engine, info.id, deps.clock);
     this.files = new ContainerFiles(deps.engine, info.id, info.workdir, deps.files, info.userIds);
+    if (deps.exec.keptShell)
+      this.shell = new KeptShell({
+        engine: deps.engine,
+        containerId: info.id,
+        workdir: info.workdir,
+        markVar: EXEC_MARK_VAR,
+        killMarked: (marker) => this.helpers.killTree(0, marker, [], this.keepAliveSeconds()),
+      });
     const project = info.project;
     if (project && project.mount !== 'ro' && deps.overlay)
       this.overlay = new ProjectOverlayState(project.mount, project.hostRoot, project.containerRoot, deps.overlay, this.helpers);
@@ -212,8 +224,12 @@ export class Sandbox implements AsyncDisposable {
     const slot = this.enterRunning(execMark);
     let ending: CommandEnding;
     let launched = false;
+    let kept: KeptRun | undefined;
     try {
-      const live = await this.launch(command, options, capture, execMark);
+      // One command at a time in the kept shell; a second one beside it gets an exec of its own.
+      if (this.shell && !this.shell.busy && fitsKeptShell(command, options))
+        kept = await this.shell.run(command, execMark, capture.onOutput);
+      const live = kept?.session ?? (await this.launch(command, options, capture, execMark));
       launched = true;
       ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, slot, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
@@ -245,6 +261,9 @@ export class Sandbox implements AsyncDisposable {
       overlapped: slot.overlapped,
       durationMs: performance.now() - started,
     });
+    const shellOutcome = kept?.outcome();
+    if (shellOutcome?.folder) result.folder = shellOutcome.folder;
+    if (shellOutcome?.note) result.shell = shellOutcome.note;
     const notApplied = this.overlay?.apply();
     if (notApplied?.length) result.projectNotApplied = notApplied;
     // No log, no metadata: its path may not be a folder of ours (see LogStore).
@@ -277,7 +296,7 @@ export class Sandbox implements AsyncDisposable {
       {
         cmd: wrapCommand(command),
         env,
-        workdir: options.workdir ?? this.info.workdir,
+        workdir: options.workdir ?? this.shell?.currentFolder ?? this.info.workdir,
         ...(options.stdin !== undefined ? { stdin: Buffer.isBuffer(options.stdin) ? options.stdin : Buffer.from(options.stdin) } : {}),
       },
       capture.onOutput,
@@ -293,13 +312,22 @@ export class Sandbox implements AsyncDisposable {
     return awaitCommandEnd(live, capture, {
       timeoutMs: o.timeoutMs,
       execMark: o.execMark,
-      otherMarks: () => [...this.running].filter((r) => r !== o.slot).map((r) => r.execMark),
-      keepAliveSeconds: Math.round((this.info.expiresAt.getTime() - this.info.createdAt.getTime()) / 1000),
+      // Spared: only processes carrying the exact marker of another command running now, and
+      // the kept shell (not its command's subshell: the kill's own pid).
+      otherMarks: () => [
+        ...[...this.running].filter((r) => r !== o.slot).map((r) => r.execMark),
+        ...(this.shell?.marker ? [this.shell.marker] : []),
+      ],
+      keepAliveSeconds: this.keepAliveSeconds(),
       helpers: this.helpers,
       diskWatch: this.diskWatch,
       diskLimitBytes: this.deps.disk.limitBytes,
       ...(o.signal ? { signal: o.signal } : {}),
     });
+  }
+  /** The keep-alive (`sleep <ttl>`) is spared by name: under load it can start after the command. */
+  private keepAliveSeconds(): number {
+    return Math.round((this.info.expiresAt.getTime() - this.info.createdAt.getTime()) / 1000);
   }
 
   /**
@@ -365,6 +393,7 @@ export class Sandbox implements AsyncDisposable {
     this.stopping ??= (async () => {
       this.stopped = true;
       this.diskWatch?.stop();
+      this.shell?.stop();
       try {
         let existed = true;
         try {

@@ -225,7 +225,19 @@ function startAll(observe: Observe) {
     script: [...start(LEFT), END],
   });
 
-  return { main, notFound, notAllowed, declined, invalidArgs, summarizerFails, aborted, leftRunning };
+  const SHELL = `e2e-shell-${RUN}`;
+  const shellState = observe({
+    explicitPrompt: 'Work in a subfolder.',
+    script: [
+      ...start(SHELL),
+      ...run(SHELL, 'mkdir -p /tmp/e2e-app && cd /tmp/e2e-app && export E2E_GREETING=kept-over'),
+      ...run(SHELL, 'pwd; echo "$E2E_GREETING"'),
+      ...stop(SHELL),
+      END,
+    ],
+  });
+
+  return { main, notFound, notAllowed, declined, invalidArgs, summarizerFails, aborted, leftRunning, shellState };
 }
 
 const scenario = setUpScenarios({
@@ -456,6 +468,22 @@ describe(`genaicode-docker in genaicode ${E2E_HOST.version} (scripted model, rea
   );
 
   test(
+    'the kept shell: cd and export in one runCommand reach the next, and the answer names the new folder',
+    async () => {
+      const o = await scenario('shellState');
+      expectRunOk(o);
+      const cd = actionAnswer(o.run, 1);
+      expect(cd).toMatchObject({ name: 'runCommand', isError: false });
+      expect(cd.value).toEqual({ exitCode: 0, output: '', folder: '/tmp/e2e-app' });
+      const next = actionAnswer(o.run, 2);
+      expect(next.value).toEqual({ exitCode: 0, output: '/tmp/e2e-app\nkept-over\n' });
+      // The system prompt tells the model that state carries over.
+      expect(getSystemPrompt(o.run.calls[0]!)).toContain('cd and export carry over');
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
     'invalid arguments: one retry shows the model the validation error, then a valid call runs',
     async () => {
       const o = await scenario('invalidArgs');
@@ -487,9 +515,11 @@ describe(`genaicode-docker in genaicode ${E2E_HOST.version} (scripted model, rea
       const answer = actionAnswer(o.run, 2);
       expect(answer).toMatchObject({ name: 'runCommand', isError: true });
       expect(answer.value).toEqual(expect.objectContaining({ code: 'INVALID_ARGUMENT', error: expect.stringContaining('cmd') }));
-      // Only the retried command reached the engine.
+      // Only the retried command reached the engine: one exec, the container's kept shell, and one command's log.
       expect(execCreates(o.events)).toHaveLength(1);
-      expect(execCreates(o.events)[0]?.Action).toContain('echo retry-ok');
+      expect(execCreates(o.events)[0]?.Action).toContain(': kept-shell');
+      const metas = filesUnder(o.project.logsDir, '.json').map((p) => JSON.parse(readFileSync(p, 'utf-8')) as Record<string, unknown>);
+      expect(metas.map((m) => m['command'])).toEqual(['echo retry-ok']);
       expect(await leftOf(o.pid)).toEqual([]);
       expectRemovedByTheRun(o);
     },
@@ -531,11 +561,12 @@ describe(`genaicode-docker in genaicode ${E2E_HOST.version} (scripted model, rea
       expect(run.calls).toHaveLength(4);
       expect(run.unusedScriptEntries).toBe(1);
 
-      // The exec of `sleep 300` died of SIGKILL before anything happened to the container itself.
-      const sleepExec = execCreates(o.events).find((e) => e.Action.includes('sleep 300'));
-      expect(sleepExec).toBeDefined();
-      const execDie = execDieOf(o.events, sleepExec!);
-      expect(execDie?.Actor.Attributes['exitCode']).toBe('137');
+      // `sleep 300` ran in the kept shell; the exec that killed its tree ended (found it all
+      // gone) before anything happened to the container itself.
+      const killExec = execCreates(o.events).find((e) => e.Action.includes('GENAICODE_DOCKER_EXEC=') && !e.Action.includes(': kept-shell'));
+      expect(killExec).toBeDefined();
+      const execDie = execDieOf(o.events, killExec!);
+      expect(execDie?.Actor.Attributes['exitCode']).toBe('0');
       const containerEnd = o.events.find((e) => ['kill', 'die', 'stop', 'destroy'].includes(e.Action));
       expect(containerEnd).toBeDefined();
       expect(execDie!.timeNano).toBeLessThan(containerEnd!.timeNano);

@@ -309,10 +309,12 @@ describe(`plugin:runContainerTask in genaicode ${E2E_HOST.version} (scripted mod
       expect(log.indexOf(CMD_WRITE)).toBeLessThan(log.indexOf(CMD_FAIL));
       expect(log.indexOf(CMD_FAIL)).toBeLessThan(log.indexOf(CMD_RUN));
 
-      // The engine: one container, the three commands exec'd in it, and it is gone.
+      // The engine: one container, the three commands run in its one kept shell (no exec of
+      // their own), and it is gone.
       expect(createdIds(o.events)).toHaveLength(1);
       const execs = execCreates(o.events).map((e) => e.Action);
-      for (const needle of ['print(6*7)', CMD_FAIL, CMD_RUN]) expect(execs.some((a) => a.includes(needle))).toBe(true);
+      expect(execs.filter((a) => a.includes(': kept-shell'))).toHaveLength(1);
+      for (const needle of ['print(6*7)', CMD_FAIL, CMD_RUN]) expect(execs.some((a) => a.includes(needle))).toBe(false);
       expect(allDestroyed(o.events)).toBe(true);
       expect(await leftOf(o.pid)).toEqual([]);
     },
@@ -334,12 +336,12 @@ describe(`plugin:runContainerTask in genaicode ${E2E_HOST.version} (scripted mod
       expect(run.calls.map(callKind)).toEqual(['askQuestion', 'runContainerTask', STEP_FUNCTIONS.join(',')]);
       expect(run.unusedScriptEntries).toBe(2);
 
-      // The sleep's exec died (killed) before the container went away, and long before 300 s.
-      const sleepExec = execCreates(o.events).find((e) => e.Action.includes('sleep 300'));
-      expect(sleepExec).toBeDefined();
-      const execDie = execDieOf(o.events, sleepExec!);
+      // The sleep ran in the kept shell: the exec that killed its tree ended before the
+      // container went away, and long before 300 s.
+      const killExec = execCreates(o.events).find((e) => e.Action.includes('GENAICODE_DOCKER_EXEC=') && !e.Action.includes(': kept-shell'));
+      expect(killExec).toBeDefined();
+      const execDie = execDieOf(o.events, killExec!);
       expect(execDie).toBeDefined();
-      expect(execDie!.Actor.Attributes['exitCode']).not.toBe('0');
       expect(execDie!.time * 1000).toBeLessThan(Number(o.extra['killedAt']) + 20_000);
 
       // The sleep process itself is gone from the host.

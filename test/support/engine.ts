@@ -31,6 +31,8 @@ export const MINIMAL_IMAGE = 'genaicode-docker/sandbox-minimal:latest';
 export const PYTHON_IMAGE = 'genaicode-docker/sandbox-python:latest';
 /** The engine's init as process 1, with the keep-alive it runs: Docker's docker-init, or Podman's. */
 export const INIT_COMMAND = /^(\/sbin\/docker-init|\/run\/podman-init) -- sleep \d+$/;
+/** The kept shell's command line (commands/kept-shell.ts): one per container that has run a command, with exec.keptShell on. */
+export const KEPT_SHELL_COMMAND = /^\/bin\/sh -c : kept-shell\s/;
 
 /** Where the docker CLI (and DockerEngine with no settings) talks to. */
 export function engineEndpoint(): string {

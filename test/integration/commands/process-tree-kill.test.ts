@@ -8,6 +8,7 @@ import { KILL_TREE_SCRIPT } from '../../../src/commands/wrapper-protocol.js';
 import {
   dockerOk,
   INIT_COMMAND,
+  KEPT_SHELL_COMMAND,
   listManaged,
   MINIMAL_IMAGE,
   PYTHON_IMAGE,
@@ -61,12 +62,16 @@ async function busyboxProcesses(sb: Sandbox): Promise<Proc[]> {
     });
 }
 
-/** Only init, the keep-alive `sleep <ttl>` and ps itself may be left. */
+/** Only init, the keep-alive `sleep <ttl>`, the kept shell (idle) and ps itself may be left. */
 function expectOnlyBaseProcesses(procs: Proc[]): void {
   expect(procs.filter((p) => p.stat.startsWith('Z'))).toEqual([]);
   expect(procs.filter((p) => /sleep 10\d\d/.test(p.args))).toEqual([]);
   const rest = procs.filter(
-    (p) => !(p.pid === 1 && INIT_COMMAND.test(p.args)) && p.args !== `sleep ${TTL}` && !p.args.includes('ps -o pid,ppid,stat,args'),
+    (p) =>
+      !(p.pid === 1 && INIT_COMMAND.test(p.args)) &&
+      p.args !== `sleep ${TTL}` &&
+      !p.args.includes('ps -o pid,ppid,stat,args') &&
+      !KEPT_SHELL_COMMAND.test(p.args),
   );
   expect(rest).toEqual([]);
   expect(procs.some((p) => p.pid === 1)).toBe(true);
@@ -118,6 +123,26 @@ test.concurrent(
       expect(r.exitCode).not.toBeNull();
       expect((await sb.exec('echo still-here')).stdout).toBe('still-here\n');
       expect((await busyboxProcesses(sb)).some((p) => p.args === `sleep ${TTL}`)).toBe(true);
+    });
+  },
+  60_000,
+);
+
+test.concurrent(
+  'a kill with no process id (0: the header never came) takes only the marked processes, never every exec (their parent is 0)',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ ttlSeconds: TTL });
+      // Another command's process, started by an exec of its own: in the container its parent is 0.
+      // Its end comes with the stop below (CONTAINER_NOT_FOUND): handled from the start.
+      const other = sb.exec(['sleep', '1077'], { timeoutMs: 30_000 }).catch(() => undefined);
+      await waitForTree(sb, /^sleep 1077$/, 1);
+      const r = await sb.exec(['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '0', 'GCD_EXEC_MARK=0000000000000000', '', String(TTL)]);
+      expect(r.stdout.trim()).toBe('gone 0');
+      expect((await busyboxProcesses(sb)).some((p) => p.args === 'sleep 1077')).toBe(true);
+      expect((await sb.exec('echo still-here')).stdout).toBe('still-here\n');
+      await sb.stop();
+      await other;
     });
   },
   60_000,
@@ -229,9 +254,14 @@ test.concurrent(
       const procs = await pythonProcesses(sb);
       expect(procs.filter((p) => p.state === 'Z')).toEqual([]);
       expect(procs.filter((p) => /sleep 10\d\d/.test(p.cmd))).toEqual([]);
-      // Left: init, the keep-alive sleep, and the lister with its exec wrapper.
+      // Left: init, the keep-alive sleep, the kept shell (idle), and the lister with its exec wrapper.
       const rest = procs.filter(
-        (p) => p.pid !== 1 && p.cmd !== `sleep ${TTL}` && !p.cmd.startsWith('python3 -c') && !p.cmd.startsWith('/bin/sh -c counters() {'),
+        (p) =>
+          p.pid !== 1 &&
+          p.cmd !== `sleep ${TTL}` &&
+          !p.cmd.startsWith('python3 -c') &&
+          !p.cmd.startsWith('/bin/sh -c counters() {') &&
+          !KEPT_SHELL_COMMAND.test(p.cmd),
       );
       expect(rest).toEqual([]);
     });

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Sandbox } from '../../../src/index.js';
-import { INIT_COMMAND, docker, PYTHON_IMAGE, withManager, engineSuite } from '../../support/engine.js';
+import { INIT_COMMAND, KEPT_SHELL_COMMAND, docker, PYTHON_IMAGE, withManager, engineSuite } from '../../support/engine.js';
 
 engineSuite('resource-limits');
 
@@ -79,9 +79,10 @@ test.concurrent(
       expect(await sb.exec('echo ok')).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
       const cmds = await commandLines(sb);
       expect(cmds.filter((c) => c.includes(':|:') || c.includes('sleep 600'))).toEqual([]);
-      // Only init, the keep-alive sleep, and the python lister itself with its exec wrapper are left.
-      expect(cmds.filter((c) => !INIT_COMMAND.test(c) && !/^sleep \d+$|^python3 -c |^\/bin\/sh -c counters\(\) \{/.test(c))).toEqual([]);
-      expect(cmds.length).toBe(4);
+      // Only init, the keep-alive sleep, the kept shell, and the python lister itself with its exec wrapper are left.
+      const own = cmds.filter((c) => !KEPT_SHELL_COMMAND.test(c));
+      expect(own.filter((c) => !INIT_COMMAND.test(c) && !/^sleep \d+$|^python3 -c |^\/bin\/sh -c counters\(\) \{/.test(c))).toEqual([]);
+      expect(own.length).toBe(4);
       expect(await pidsCurrent(sb)).toBeLessThan(8);
     });
   },

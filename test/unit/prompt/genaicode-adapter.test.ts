@@ -52,7 +52,13 @@ function setup(o: Setup = {}) {
   const logs = tempDir('gcd-logs-');
   const engine = new FakeEngine({ images: ['alpine:3.20'], ...o.engine });
   const host = new FakeHost(o.host);
-  const plugin = createDockerPlugin({ engine, host, cwd, config: { logs: { dir: logs }, ...o.config } });
+  // The fake engine runs one exec per command: the kept shell is off (tested against a real engine).
+  const plugin = createDockerPlugin({
+    engine,
+    host,
+    cwd,
+    config: { logs: { dir: logs }, ...o.config, exec: { keptShell: false, ...o.config?.exec } },
+  });
   /** Runs one action with a model scripted by `answers` (a list, or a ScriptedModel). */
   const act = async (action: string, answers: ScriptedAnswer[] | ScriptedModel, over: Partial<ActionHandlerProps> = {}) => {
     const model = answers instanceof ScriptedModel ? answers : new ScriptedModel(answers);
