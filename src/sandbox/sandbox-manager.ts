@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/config-schema.js';
 import type { ContainerEngine, ContainerSpec, PullProgress, TmpfsMount } from '../engine/container-engine.js';
-import { DockerEngine } from '../engine/docker-engine.js';
+import { createEngine } from '../engine/create-engine.js';
 import { SandboxError } from '../errors.js';
 import { LogStore } from '../capture/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
@@ -70,7 +70,7 @@ export interface StartOptions {
 
 export interface SandboxManagerOptions {
   config: Config;
-  /** @default a DockerEngine from config.engine */
+  /** @default the engine config.engine names (createEngine) */
   engine?: ContainerEngine;
   /** @default a new time-sortable id */
   sessionId?: string;
@@ -129,7 +129,7 @@ export class SandboxManager {
 
   constructor(options: SandboxManagerOptions) {
     this.config = options.config;
-    this.engine = options.engine ?? new DockerEngine(options.config.engine);
+    this.engine = options.engine ?? createEngine(options.config.engine);
     this.sessionId = options.sessionId ?? newSessionId();
     this.sweepOnStart = options.sweepOnStart ?? true;
     this.leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
@@ -168,6 +168,9 @@ export class SandboxManager {
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
     const name = options.name ?? `${c.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
     const requested = checkProjectMount(options.project ?? 'none', c.project.mount);
+    const refusal = this.engine.hostMountRefusal;
+    if (refusal && (requested !== 'none' || mounts.length))
+      throw new SandboxError('POLICY_VIOLATION', refusal, { data: { rule: 'projectMount' } });
     if (requested === 'rw' || requested === 'scratch') await checkOverlayEngine(this.engine, requested);
     const project = this.projectBinds(requested, mounts, name);
     try {
@@ -257,6 +260,7 @@ export class SandboxManager {
       ...(project?.overlay ? { overlayVolumes: [project.overlay.volume] } : {}),
       capAdd: containerCapabilities((options.capAdd ?? c.capAdd).filter((cap) => c.capAdd.includes(cap))),
       autoRemove: true,
+      expiresAt,
     };
     const id = await this.createWithDiskLimit(spec, c.limits.disk);
     const ids = user !== undefined ? /^(\d+):(\d+)$/.exec(user) : null;
