@@ -77,6 +77,8 @@ export class KubeStandin {
   private readonly children = new Set<ChildProcess>();
   /** When set, an exec's stdin loses every byte past this many: a copy cut on the way. */
   dropStdinAfter: number | undefined;
+  /** When set, the byte of an exec's stdin at this offset arrives altered. */
+  flipStdinByte: number | undefined;
   url = '';
   kubeconfig = '';
 
@@ -364,7 +366,10 @@ export class KubeStandin {
     ws.on('message', (data: Buffer) => {
       if (data[0] === 0) {
         const room = this.dropStdinAfter === undefined ? Infinity : Math.max(0, this.dropStdinAfter - forwarded);
-        const part = data.subarray(1, 1 + Math.min(room, data.length - 1));
+        const part = Buffer.from(data.subarray(1, 1 + Math.min(room, data.length - 1)));
+        const flip = this.flipStdinByte;
+        if (flip !== undefined && flip >= forwarded && flip < forwarded + part.length)
+          part[flip - forwarded] = 0xff - (part[flip - forwarded] ?? 0);
         forwarded += part.length;
         if (part.length) child.stdin.write(part);
       } else if (data[0] === 255 && data[1] === 0) {

@@ -5,7 +5,7 @@
  * the docker CLI, never through the adapter itself. No real cluster runs here; see
  * test/cluster/ for the test that uses one.
  */
-import { LABEL, KubernetesEngine, SandboxError, sweepContainers, type ContainerSpec } from '../../../src/index.js';
+import { LABEL, KubernetesEngine, SandboxError, sweepContainers, type ContainerSpec, type StartOptions } from '../../../src/index.js';
 import { docker, engineSuite, MINIMAL_IMAGE, waitFor, withManager } from '../../support/engine.js';
 import { KubeStandin } from '../../support/kube-standin.js';
 import { singleFileTar } from '../../../src/files/container-files.js';
@@ -84,6 +84,12 @@ test('a sandbox runs as a pod: the wrapper reports stdout, stderr and the exit c
       const r = await sandbox.exec('echo out; echo err >&2; exit 3');
       expect(r).toMatchObject({ exitCode: 3, stdout: 'out\n', stderr: 'err\n' });
       expect(standin.execs.every((e) => e.protocol === 'v5.channel.k8s.io')).toBe(true);
+      // A timeout kills the command's tree from a second exec, as the pod's user: the sandbox goes on.
+      const started = Date.now();
+      const slow = await sandbox.exec('sleep 60; echo never', { timeoutMs: 1500 });
+      expect(slow).toMatchObject({ timedOut: true, stdout: '' });
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(await sandbox.exec('echo still here')).toMatchObject({ exitCode: 0, stdout: 'still here\n' });
       // The cluster ends the pod at its expiry: the deadline is the ttl (within the seconds the start took).
       const spec = standin.pods.get(sandbox.id)!.pod.spec!;
       expect(spec.activeDeadlineSeconds).toBeGreaterThan(manager.config.ttlSeconds - 30);
@@ -153,17 +159,25 @@ test('an archive that arrives short is not unpacked: the length and checksum che
   const tar = singleFileTar('victim.txt', Buffer.from('all of it\n'.repeat(1000)), { mode: 0o644, uid: 0, gid: 0 });
   await engine.extractArchive(id, '/work', tar);
   expect(await run(id, ['cat', '/work/victim.txt'])).toMatchObject({ stdout: 'all of it\n'.repeat(1000) });
-  standin.dropStdinAfter = 1024; // the connection loses the rest, as a cut copy does
-  try {
-    const cut = singleFileTar('cut.txt', Buffer.alloc(64 * 1024, 'y'), { mode: 0o644, uid: 0, gid: 0 });
-    const e = await engine.extractArchive(id, '/work', cut).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(e).toBeInstanceOf(SandboxError);
-    expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', message: expect.stringMatching(/sent \d+ bytes, received 1024/) });
-  } finally {
-    standin.dropStdinAfter = undefined;
+  // The connection loses the rest (a cut copy), loses all of it, or alters a byte on the way.
+  for (const [fault, received] of [
+    [{ dropStdinAfter: 1024 }, /sent \d+ bytes, received 1024\)/],
+    [{ dropStdinAfter: 0 }, /sent \d+ bytes, received 0\)/],
+    [{ flipStdinByte: 700 }, /sent (\d+) bytes, received \1\)/],
+  ] as const) {
+    Object.assign(standin, fault);
+    try {
+      const cut = singleFileTar('cut.txt', Buffer.alloc(64 * 1024, 'y'), { mode: 0o644, uid: 0, gid: 0 });
+      const e = await engine.extractArchive(id, '/work', cut).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(e).toBeInstanceOf(SandboxError);
+      expect(e).toMatchObject({ code: 'FILE_OPERATION_FAILED', message: expect.stringMatching(received) });
+    } finally {
+      standin.dropStdinAfter = undefined;
+      standin.flipStdinByte = undefined;
+    }
   }
   const ls = await run(id, ['ls', '-a', '/work']);
   expect(ls.stdout.split('\n').filter(Boolean).sort()).toEqual(['.', '..', 'victim.txt']);
@@ -193,6 +207,11 @@ test('the hardening is in the pod: no capabilities, no new privileges, no token,
   expect(r.stdout).not.toMatch(/\neth0\n/);
   expect(r.stdout).toMatch(/readonly\n$/);
   expect(standin.policies.get('genaicode-docker-network-none')?.spec).toMatchObject({ policyTypes: ['Ingress', 'Egress'] });
+  // The policy was there before the first pod that needs it: no moment with network.
+  const firstPolicy = standin.requests.indexOf('POST /apis/networking.k8s.io/v1/namespaces/sandboxes/networkpolicies');
+  const firstPod = standin.requests.indexOf('POST /api/v1/namespaces/sandboxes/pods');
+  expect(firstPolicy).toBeGreaterThanOrEqual(0);
+  expect(firstPolicy).toBeLessThan(firstPod);
   const pod = standin.pods.get(id)!.pod;
   expect(pod.spec).toMatchObject({ automountServiceAccountToken: false, hostNetwork: false, hostPID: false });
   await engine.removeContainer(id, true);
@@ -251,14 +270,24 @@ test('a project or host mount is refused with why and what to do instead; no pod
   await withManager(
     async (manager) => {
       const before = standin.pods.size;
-      const e = await manager.start({ image: MINIMAL_IMAGE, project: 'ro' }).then(
-        () => undefined,
-        (err: unknown) => err,
-      );
-      expect(e).toMatchObject({ code: 'POLICY_VIOLATION', message: expect.stringMatching(/cluster's nodes.*writeFile/s) });
+      const requests = standin.requests.length;
+      const mountable = manager.config.projectRoot;
+      for (const options of [
+        { project: 'ro' },
+        { project: 'rw' },
+        { project: 'scratch' },
+        { mounts: [{ hostPath: mountable, containerPath: '/data' }] },
+      ] satisfies StartOptions[]) {
+        const e = await manager.start({ image: MINIMAL_IMAGE, ...options }).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(e).toMatchObject({ code: 'POLICY_VIOLATION', message: expect.stringMatching(/cluster's nodes.*writeFile/s) });
+      }
       expect(standin.pods.size).toBe(before);
+      expect(standin.requests.slice(requests)).toEqual([]);
     },
-    { engine, overrides: { project: { mount: 'rw' } } },
+    { engine, overrides: { project: { mount: 'rw' }, mountAllow: [{ hostPath: '.', writable: false }] } },
   );
 });
 
