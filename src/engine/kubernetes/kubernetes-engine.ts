@@ -1,4 +1,4 @@
-import { CoreV1Api, KubeConfig, NetworkingV1Api, VersionApi, type V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Api, KubeConfig, NetworkingV1Api, VersionApi, V1Pod } from '@kubernetes/client-node';
 import type WebSocket from 'ws';
 import { SandboxError } from '../../errors.js';
 import { poll } from '../../retry.js';
@@ -65,33 +65,77 @@ function stateOf(pod: V1Pod): ContainerState {
  * cluster pulls images and schedules; we create, exec, copy and delete. What outlives us is
  * ended by the cluster itself: every pod carries activeDeadlineSeconds up to its expiry.
  */
+/** The API clients, made at the first call (client-node takes a second to load: nobody on Docker pays it). */
+interface Clients {
+  kc: KubeConfig;
+  core: CoreV1Api;
+  net: NetworkingV1Api;
+  versions: VersionApi;
+  namespace: string;
+  server: string;
+}
+
 export class KubernetesEngine implements ContainerEngine {
-  readonly namespace: string;
   readonly hostMountRefusal = HOST_MOUNT_REFUSAL;
-  private readonly kc: KubeConfig;
-  private readonly core: CoreV1Api;
-  private readonly net: NetworkingV1Api;
-  private readonly versions: VersionApi;
+  private readonly settings: KubernetesSettings;
   private readonly startTimeoutMs: number;
+  private loading: Promise<Clients> | undefined;
+  private loaded: Clients | undefined;
   private policyReady: Promise<void> | undefined;
   /** What the exit-time remover needs, resolved at each create (credentials may be renewed). */
   private syncTarget: SyncTarget | undefined;
 
   constructor(settings: KubernetesSettings = {}) {
-    this.kc = new KubeConfig();
-    if (settings.kubeconfig) this.kc.loadFromFile(settings.kubeconfig);
-    else this.kc.loadFromDefault();
-    if (settings.context) this.kc.setCurrentContext(settings.context);
-    this.namespace = settings.namespace ?? this.kc.getContextObject(this.kc.getCurrentContext())?.namespace ?? 'default';
-    this.core = this.kc.makeApiClient(CoreV1Api);
-    this.net = this.kc.makeApiClient(NetworkingV1Api);
-    this.versions = this.kc.makeApiClient(VersionApi);
+    this.settings = settings;
     this.startTimeoutMs = (settings.startTimeoutSeconds ?? 120) * 1000;
+  }
+
+  /** @throws SandboxError INVALID_CONFIG when the kube config cannot be read or names no cluster */
+  private clients(): Promise<Clients> {
+    this.loading ??= (async () => {
+      const k8s = await import('@kubernetes/client-node');
+      const kc = new k8s.KubeConfig();
+      const s = this.settings;
+      try {
+        if (s.kubeconfig) kc.loadFromFile(s.kubeconfig);
+        else kc.loadFromDefault();
+        if (s.context) kc.setCurrentContext(s.context);
+      } catch (e) {
+        throw new SandboxError(
+          'INVALID_CONFIG',
+          `The kube config ${s.kubeconfig ?? '($KUBECONFIG or ~/.kube/config)'} could not be used: ${e instanceof Error ? e.message : String(e)}.`,
+          { cause: e, data: { field: 'engine.kubernetes' } },
+        );
+      }
+      const server = kc.getCurrentCluster()?.server;
+      if (!server)
+        throw new SandboxError(
+          'INVALID_CONFIG',
+          'The kube config names no cluster: set KUBECONFIG or engine.kubernetes.kubeconfig and .context.',
+          {
+            data: { field: 'engine.kubernetes' },
+          },
+        );
+      const namespace = s.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+      this.loaded = {
+        kc,
+        core: kc.makeApiClient(k8s.CoreV1Api),
+        net: kc.makeApiClient(k8s.NetworkingV1Api),
+        versions: kc.makeApiClient(k8s.VersionApi),
+        namespace,
+        server,
+      };
+      return this.loaded;
+    })().catch((e: unknown) => {
+      this.loading = undefined;
+      throw e;
+    });
+    return this.loading;
   }
 
   /** The API server's address, as the kube config gives it. */
   get server(): string {
-    return this.kc.getCurrentCluster()?.server ?? '(no cluster in the kube config)';
+    return this.loaded?.server ?? "(the kube config's cluster)";
   }
 
   private fail(e: unknown, context: string): SandboxError {
@@ -100,7 +144,7 @@ export class KubernetesEngine implements ContainerEngine {
 
   async info(): Promise<EngineInfo> {
     try {
-      const v = await this.versions.getCode();
+      const v = await (await this.clients()).versions.getCode();
       return {
         version: v.gitVersion,
         apiVersion: `${v.major}.${v.minor}`,
@@ -130,8 +174,9 @@ export class KubernetesEngine implements ContainerEngine {
   /** The namespace's deny-all policy, made once per engine before the first pod that needs it. */
   private ensureDenyAll(): Promise<void> {
     this.policyReady ??= (async () => {
+      const { net, namespace } = await this.clients();
       try {
-        await this.net.createNamespacedNetworkPolicy({ namespace: this.namespace, body: denyAllPolicy() });
+        await net.createNamespacedNetworkPolicy({ namespace, body: denyAllPolicy() });
       } catch (e) {
         if (apiStatus(e) !== 409) throw this.fail(e, `Create NetworkPolicy ${DENY_ALL_POLICY}`);
       }
@@ -153,12 +198,13 @@ export class KubernetesEngine implements ContainerEngine {
     const pod = podFor(spec, name, (spec.expiresAt.getTime() - Date.now()) / 1000);
     if (spec.network === 'none') await this.ensureDenyAll();
     await this.refreshSyncTarget();
+    const { core, namespace } = await this.clients();
     try {
-      const made = await this.core.createNamespacedPod({ namespace: this.namespace, body: pod });
+      const made = await core.createNamespacedPod({ namespace, body: pod });
       return made.metadata?.name ?? name;
     } catch (e) {
       if (apiStatus(e) === 409)
-        throw new SandboxError('INVALID_ARGUMENT', `A pod named ${name} already exists in namespace ${this.namespace}.`, {
+        throw new SandboxError('INVALID_ARGUMENT', `A pod named ${name} already exists in namespace ${namespace}.`, {
           cause: e,
           data: { name },
         });
@@ -191,8 +237,9 @@ export class KubernetesEngine implements ContainerEngine {
   }
 
   private async readPod(id: string): Promise<V1Pod | undefined> {
+    const { core, namespace } = await this.clients();
     try {
-      return await this.core.readNamespacedPod({ name: id, namespace: this.namespace });
+      return await core.readNamespacedPod({ name: id, namespace });
     } catch (e) {
       if (apiStatus(e) === 404) return undefined;
       throw this.fail(e, `Read pod ${id}`);
@@ -205,8 +252,9 @@ export class KubernetesEngine implements ContainerEngine {
   }
 
   private async deletePod(id: string, graceSeconds: number): Promise<boolean> {
+    const { core, namespace } = await this.clients();
     try {
-      await this.core.deleteNamespacedPod({ name: id, namespace: this.namespace, gracePeriodSeconds: graceSeconds });
+      await core.deleteNamespacedPod({ name: id, namespace, gracePeriodSeconds: graceSeconds });
       return true;
     } catch (e) {
       if (apiStatus(e) === 404) return false;
@@ -245,8 +293,9 @@ export class KubernetesEngine implements ContainerEngine {
   async listContainers(labels: Record<string, string>): Promise<ContainerSummary[]> {
     const { selector, rest } = labelSelector(labels);
     let pods: V1Pod[];
+    const { core, namespace } = await this.clients();
     try {
-      pods = (await this.core.listNamespacedPod({ namespace: this.namespace, ...(selector ? { labelSelector: selector } : {}) })).items;
+      pods = (await core.listNamespacedPod({ namespace, ...(selector ? { labelSelector: selector } : {}) })).items;
     } catch (e) {
       throw this.fail(e, 'List pods');
     }
@@ -264,14 +313,12 @@ export class KubernetesEngine implements ContainerEngine {
 
   /** Where a pod's exec is, and the credentials to reach it. */
   private async execTarget(id: string): Promise<{ url: string; options: WebSocket.ClientOptions; container: string }> {
-    const server = this.kc.getCurrentCluster()?.server;
-    if (!server)
-      throw new SandboxError('ENGINE_UNAVAILABLE', 'The kube config names no cluster: set KUBECONFIG or engine.kubernetes.kubeconfig.');
+    const { kc, server, namespace } = await this.clients();
     const options: WebSocket.ClientOptions = {};
-    await this.kc.applyToHTTPSOptions(options);
+    await kc.applyToHTTPSOptions(options);
     const base = server.replace(/^http/, 'ws').replace(/\/+$/, '');
     return {
-      url: `${base}/api/v1/namespaces/${encodeURIComponent(this.namespace)}/pods/${encodeURIComponent(id)}/exec`,
+      url: `${base}/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(id)}/exec`,
       options,
       container: CONTAINER_NAME,
     };
@@ -290,10 +337,9 @@ export class KubernetesEngine implements ContainerEngine {
   }
 
   private async refreshSyncTarget(): Promise<void> {
-    const server = this.kc.getCurrentCluster()?.server;
-    if (!server) return;
+    const { kc, server, namespace } = await this.clients();
     const o: WebSocket.ClientOptions = {};
-    await this.kc.applyToHTTPSOptions(o);
+    await kc.applyToHTTPSOptions(o);
     const tls: Record<string, string | boolean> = {};
     for (const k of ['ca', 'cert', 'key', 'passphrase', 'servername'] as const) {
       const v = (o as Record<string, unknown>)[k];
@@ -302,7 +348,7 @@ export class KubernetesEngine implements ContainerEngine {
     if (typeof o.rejectUnauthorized === 'boolean') tls.rejectUnauthorized = o.rejectUnauthorized;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === 'string') headers[k] = v;
-    this.syncTarget = { server, namespace: this.namespace, tls, headers };
+    this.syncTarget = { server, namespace, tls, headers };
   }
 
   removeContainersSync(ids: string[], timeoutMs: number): string[] {

@@ -11,6 +11,10 @@ import { KubeStandin } from '../../support/kube-standin.js';
 import { singleFileTar } from '../../../src/files/container-files.js';
 import { DIST_INDEX, requireBuiltPackage } from '../../support/built-package.js';
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { tempDir } from '../../support/temp-dirs.js';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -319,4 +323,35 @@ test('the exit-time remover deletes pods synchronously, from a process that cann
   const answer = JSON.parse(stdout) as { id: string; left: string[] };
   expect(answer).toEqual({ id: spec.name, left: [] });
   await waitFor('the pod to be gone', async () => (standin.pods.has(answer.id) ? undefined : true), 10_000);
+});
+
+test('a kube config that cannot be read, or a server that does not answer, is said in a sentence', async () => {
+  await expect(new KubernetesEngine({ kubeconfig: '/nonexistent/kube/config' }).info()).rejects.toMatchObject({
+    code: 'INVALID_CONFIG',
+    message: expect.stringMatching(/kube config \/nonexistent\/kube\/config could not be used/),
+  });
+  const dir = tempDir('kube-closed-');
+  const file = join(dir, 'config');
+  // A port nothing listens on: this test's own server, closed again.
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'u', user: { token: 't' } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+  );
+  const closed = new KubernetesEngine({ kubeconfig: file });
+  await expect(closed.info()).rejects.toMatchObject({
+    code: 'ENGINE_UNAVAILABLE',
+    message: expect.stringMatching(/No Kubernetes API server answers at https:\/\/127\.0\.0\.1:\d+.*KUBECONFIG/s),
+  });
+  await expect(closed.listContainers({})).rejects.toMatchObject({ code: 'ENGINE_UNAVAILABLE' });
 });
