@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/config-schema.js';
 import type { ContainerEngine, ContainerSpec, PullProgress, TmpfsMount } from '../engine/container-engine.js';
-import { createEngine } from '../engine/create-engine.js';
+import { createEngine, refuseHostMounts } from '../engine/create-engine.js';
 import { SandboxError } from '../errors.js';
 import { LogStore } from '../capture/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
@@ -168,9 +168,7 @@ export class SandboxManager {
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
     const name = options.name ?? `${c.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
     const requested = checkProjectMount(options.project ?? 'none', c.project.mount);
-    const refusal = this.engine.hostMountRefusal;
-    if (refusal && (requested !== 'none' || mounts.length))
-      throw new SandboxError('POLICY_VIOLATION', refusal, { data: { rule: 'projectMount' } });
+    refuseHostMounts(this.engine, requested !== 'none' || mounts.length > 0);
     if (requested === 'rw' || requested === 'scratch') await checkOverlayEngine(this.engine, requested);
     const project = this.projectBinds(requested, mounts, name);
     try {
