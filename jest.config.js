@@ -7,7 +7,12 @@ export default {
   preset: 'ts-jest/presets/default-esm',
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
+  // The real-cluster test (test/cluster/) runs when KUBECONFIG names a cluster, or when asked
+  // for (and then fails loudly without one): no cluster runs where the suite usually does.
+  testMatch: [
+    '**/*.test.ts',
+    ...(process.env.KUBECONFIG || process.env.GENAICODE_DOCKER_TEST_CLUSTER ? ['**/test/cluster/*.cluster.ts'] : []),
+  ],
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -40,6 +40,8 @@ export { LANGUAGES, type Language } from './config/languages.js';
 export { imageForLanguage } from './images/language-images.js';
 export { detectProjectLanguage } from './project/project-language.js';
 export { DockerEngine } from './engine/docker-engine.js';
+export { KubernetesEngine, type KubernetesSettings } from './engine/kubernetes/kubernetes-engine.js';
+export { createEngine, type EngineSettings } from './engine/create-engine.js';
 export { resolveConnection, type EngineConnection } from './engine/connection.js';
 export { SandboxManager, newSessionId, type StartOptions, type SandboxManagerOptions } from './sandbox/sandbox-manager.js';
 export { Sandbox, TIMEOUT_EXIT_CODE, CANCELED_EXIT_CODE, type SandboxInfo } from './sandbox/sandbox.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config-schema.js';
-import { DockerEngine } from '../engine/docker-engine.js';
+import { createEngine } from '../engine/create-engine.js';
 import { displayText as t } from '../display-text.js';
 import { sweepContainers } from '../sandbox/sweep.js';
 import { settleOrphanOverlays } from '../sandbox/overlay-orphans.js';
@@ -10,7 +10,7 @@ import { settleOrphanOverlays } from '../sandbox/overlay-orphans.js';
  * on its line with control characters named (`t`), so none can forge a line.
  */
 export async function cleanup(config: Config, options: { all: boolean; dryRun: boolean }, out: (line: string) => void): Promise<number> {
-  const engine = new DockerEngine(config.engine);
+  const engine = createEngine(config.engine);
   if (options.all && !options.dryRun) {
     const preview = await sweepContainers(engine, { all: true, dryRun: true });
     for (const c of preview.removed) out(`will remove ${t(c.name)} (${t(c.id.slice(0, 12))}, owner ${t(c.owner)})`);

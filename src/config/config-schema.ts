@@ -68,6 +68,25 @@ export const ConfigSchema = z
         host: z.string().min(1).optional(),
         /** Unix socket path; used when no host is set. @default /var/run/docker.sock */
         socketPath: z.string().min(1).optional(),
+        /** Which engine runs the containers: a Docker API, or a Kubernetes cluster (docs/scale-out.md). @default docker */
+        kind: z.enum(['docker', 'kubernetes']).optional(),
+        /** The cluster, where `kind` is kubernetes. */
+        kubernetes: z
+          .object({
+            /** Kube config file. @default $KUBECONFIG, then ~/.kube/config */
+            kubeconfig: z.string().min(1).optional(),
+            /** Its context. @default the current context */
+            context: z.string().min(1).optional(),
+            /** Namespace of the pods. @default the context's, else "default" */
+            namespace: z
+              .string()
+              .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a namespace name (lowercase letters, digits and -)')
+              .optional(),
+            /** How long a pod may take to be scheduled, pull its image and run. @default 120 */
+            startTimeoutSeconds: z.number().int().min(5).max(3600).optional(),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({}),

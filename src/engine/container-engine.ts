@@ -13,8 +13,8 @@ export interface EngineInfo {
   version: string;
   apiVersion: string;
   os: string;
-  /** "docker" or "podman", from the version components. */
-  kind: 'docker' | 'podman' | 'unknown';
+  /** "docker" or "podman", from the version components; "kubernetes" for a cluster's API server. */
+  kind: 'docker' | 'podman' | 'kubernetes' | 'unknown';
   cgroupVersion: '1' | '2' | 'unknown';
   /** How we reached it, e.g. "unix:///var/run/docker.sock". */
   endpoint: string;
@@ -105,6 +105,8 @@ export interface ContainerSpec {
   fileSizeLimitBytes?: number;
   /** Remove the container as soon as its main process ends (dead-man switch). */
   autoRemove: boolean;
+  /** When the engine itself must end the container, where it can (a cluster's activeDeadlineSeconds). */
+  expiresAt?: Date;
 }
 
 export interface ContainerSummary {
@@ -175,6 +177,11 @@ export interface ContainerEngine {
    * container, wherever it lives. Absent for an engine with no address of its own.
    */
   readonly connection?: EngineConnection;
+  /**
+   * Why this engine cannot mount the host's folders, where it cannot (a cluster's pods run on
+   * other machines): a start that asks for one is refused with this sentence.
+   */
+  readonly hostMountRefusal?: string;
   /** @throws SandboxError ENGINE_UNAVAILABLE with a sentence on how to start an engine. */
   info(): Promise<EngineInfo>;
   hasImage(ref: string): Promise<boolean>;

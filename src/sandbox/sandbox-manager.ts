@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/config-schema.js';
 import type { ContainerEngine } from '../engine/container-engine.js';
-import { DockerEngine } from '../engine/docker-engine.js';
+import { createEngine, refuseHostMounts } from '../engine/create-engine.js';
 import { SandboxError } from '../errors.js';
 import { LogStore } from '../capture/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
@@ -32,7 +32,7 @@ export type { StartOptions } from './start-plan.js';
 
 export interface SandboxManagerOptions {
   config: Config;
-  /** @default a DockerEngine from config.engine */
+  /** @default the engine config.engine names (createEngine) */
   engine?: ContainerEngine;
   /** @default a new time-sortable id */
   sessionId?: string;
@@ -77,7 +77,7 @@ export class SandboxManager {
 
   constructor(options: SandboxManagerOptions) {
     this.config = options.config;
-    this.engine = options.engine ?? new DockerEngine(options.config.engine);
+    this.engine = options.engine ?? createEngine(options.config.engine);
     this.sessionId = options.sessionId ?? newSessionId();
     this.sweepOnStart = options.sweepOnStart ?? true;
     this.leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
@@ -111,6 +111,8 @@ export class SandboxManager {
     const image = chooseImage(this.config, options);
     const mounts = checkStartPolicy(this.config, options, this.mountContext());
     const name = options.name ?? `${this.config.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
+    // An engine that cannot reach host folders (a cluster) refuses them before anything is made.
+    refuseHostMounts(this.engine, (options.project ?? 'none') !== 'none' || mounts.length > 0);
     const project = await prepareProjectMount(this.config, this.engine, { project: options.project, mounts, name }, this.mountContext());
     try {
       return await this.startWith(options, { image, name, mounts, project });

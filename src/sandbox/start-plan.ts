@@ -212,6 +212,7 @@ export function containerSpec(
     ...(project?.overlay ? { overlayVolumes: [project.overlay.volume] } : {}),
     capAdd: containerCapabilities((options.capAdd ?? c.capAdd).filter((cap) => c.capAdd.includes(cap))),
     autoRemove: true,
+    expiresAt,
   };
   return { spec, image, name, workdir, createdAt, expiresAt, readOnlyRoot, memoryBytes, pidsLimit };
 }

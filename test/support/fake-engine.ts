@@ -27,7 +27,7 @@ import { SandboxError } from '../../src/errors.js';
 import { containerGoneError } from '../../src/engine/container-gone.js';
 import { KILL_TREE_SCRIPT, MARK, READ_COUNTERS_SCRIPT, unwrapCommand } from '../../src/commands/wrapper-protocol.js';
 
-export type EngineMethod = Exclude<keyof ContainerEngine, 'connection'>;
+export type EngineMethod = Exclude<keyof ContainerEngine, 'connection' | 'hostMountRefusal'>;
 
 /** One recorded call: the method and exactly the arguments it got. */
 export type FakeCall = { [M in EngineMethod]: { method: M; args: Parameters<ContainerEngine[M]> } }[EngineMethod];

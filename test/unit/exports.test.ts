@@ -11,6 +11,8 @@ test('src/index.ts has exactly these runtime named exports (and no default)', ()
       'DEFAULT_ALLOWED_IMAGES',
       'DEFAULT_IMAGE',
       'DockerEngine',
+      'KubernetesEngine',
+      'createEngine',
       'INVARIANTS',
       'LABEL',
       'LANGUAGES',

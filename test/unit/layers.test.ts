@@ -66,12 +66,14 @@ test('every import in src/ points to its own layer or a lower one', () => {
   expect(upward).toEqual([]);
 });
 
-test('dockerode is imported only by the engine adapter; GenAIcode only by the adapter layer', () => {
+test('dockerode is imported only by the engine adapter, client-node only by the Kubernetes one; GenAIcode only by the adapter layer', () => {
   const misplaced: string[] = [];
   for (const file of sources()) {
     const rel = relative(SRC, file);
     const text = readFileSync(file, 'utf8');
     if (/from 'dockerode'|from 'docker-modem/.test(text) && !rel.startsWith('engine/')) misplaced.push(`${rel} imports dockerode`);
+    if (/from '@kubernetes\/client-node'|from 'ws'/.test(text) && !rel.startsWith('engine/kubernetes/'))
+      misplaced.push(`${rel} imports client-node`);
     if (/(?:from|import)\s*\(?\s*'genaicode(?:\/[^']*)?'/.test(text) && !rel.startsWith('prompt/'))
       misplaced.push(`${rel} imports genaicode`);
   }

@@ -225,7 +225,10 @@ describe('SandboxManager.start: the container', () => {
       capAdd: [...BASE_CAPABILITIES, 'NET_RAW'],
       diskBytes: 2 * 1024 ** 3,
       autoRemove: true,
+      expiresAt: expect.any(Date),
     });
+    // The same moment as the label: a cluster ends the pod then (activeDeadlineSeconds).
+    expect(spec.expiresAt?.toISOString()).toBe(spec.labels[LABEL.expiresAt]);
     expect(Object.keys(spec.labels).sort()).toEqual(Object.values(LABEL).sort());
     expect(spec.labels[LABEL.managed]).toBe('true');
     expect(spec.labels[LABEL.session]).toBe(SESSION);
