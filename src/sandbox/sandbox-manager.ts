@@ -26,7 +26,7 @@ import { Sandbox } from './sandbox.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
 import { isWithin } from '../paths.js';
-import { checkOverlayEngine, projectBinds, type ProjectBinds } from '../project/project-mount.js';
+import { checkHostPathsLocal, checkOverlayEngine, projectBinds, type ProjectBinds } from '../project/project-mount.js';
 import { removeProjectOverlay } from '../project/project-overlay.js';
 import { settleOrphanOverlays } from './overlay-orphans.js';
 import { DEFAULT_LEASE_SECONDS, Lease, LEASE_IN_CONTAINER } from './lease.js';
@@ -168,6 +168,7 @@ export class SandboxManager {
     const mounts = checkMounts(options.mounts ?? [], c.mountAllow, { ...this.engineSocket(), logsDir: this.logs.rootDir });
     const name = options.name ?? `${c.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
     const requested = checkProjectMount(options.project ?? 'none', c.project.mount);
+    checkHostPathsLocal(this.engine, requested, mounts.length);
     if (requested === 'rw' || requested === 'scratch') await checkOverlayEngine(this.engine, requested);
     const project = this.projectBinds(requested, mounts, name);
     try {
