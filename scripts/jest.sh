@@ -42,7 +42,22 @@ else
   remote=1
 fi
 
-if [ "$parallel" -ne 0 ] || [ "$alone" -ne 0 ] || [ "$host1x" -ne 0 ] || [ "$remote" -ne 0 ]; then
-  echo "[jest.sh] FAILED: parallel phase exit ${parallel}, ${SWEEP} exit ${alone}, 1.x phase exit ${host1x}, remote phase exit ${remote}" >&2
+# 5. The engine-facing files again on Podman's Docker API (scripts/engine/podman.sh: Debian's
+#    podman, its service on a socket of its own, images loaded from the main engine), with
+#    GENAICODE_DOCKER_TEST_ENGINE=podman so that Docker-only shapes are not asserted there.
+PODMAN_FILES=(test/integration/commands/exec-basics.test.ts test/integration/commands/output-capture.test.ts
+  test/integration/files/archive-writes.test.ts test/integration/files/container-files.test.ts
+  test/integration/sandbox/lifecycle.test.ts)
+echo "[jest.sh] then the engine-facing files on Podman"
+if podman_env=$(bash scripts/engine/podman.sh start); then
+  (eval "$podman_env" && GENAICODE_DOCKER_TEST_ENGINE=podman npx jest "$@" "${PODMAN_FILES[@]}")
+  podman=$?
+else
+  echo "[jest.sh] Podman's API did not start (see above)" >&2
+  podman=1
+fi
+
+if [ "$parallel" -ne 0 ] || [ "$alone" -ne 0 ] || [ "$host1x" -ne 0 ] || [ "$remote" -ne 0 ] || [ "$podman" -ne 0 ]; then
+  echo "[jest.sh] FAILED: parallel phase exit ${parallel}, ${SWEEP} exit ${alone}, 1.x phase exit ${host1x}, remote phase exit ${remote}, Podman phase exit ${podman}" >&2
   exit 1
 fi

@@ -1,52 +1,44 @@
-import { readFileSync } from 'node:fs';
 import type Docker from 'dockerode';
-import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
 import { poll } from '../retry.js';
 import type { ContainerSpec, ContainerState, ContainerSummary } from './container-engine.js';
 import type { DockerContext } from './docker-context.js';
 import { asHttpError, containerGone, engineMessage } from './engine-errors.js';
+import { hardLimit } from './podman-limits.js';
 
 /** How long removeContainer waits for a removal already in progress (auto-remove) to end. */
 const REMOVAL_WAIT_MS = 10_000;
 
 type Ulimit = { Name: string; Soft: number; Hard: number };
 
-/** This process's hard limit of one resource, from /proc/self/limits (Linux); undefined when it does not say. */
-export function ownHardLimit(row: 'Max open files' | 'Max processes', limits?: string): number | undefined {
-  let text = limits;
-  if (text === undefined) {
-    try {
-      text = readFileSync('/proc/self/limits', 'utf8');
-    } catch (e) {
-      swallowed('reading /proc/self/limits', e);
-      return undefined;
-    }
-  }
-  const line = text.split('\n').find((l) => l.startsWith(row));
-  const hard = line?.slice(row.length).trim().split(/\s+/)[1];
-  return hard === undefined || hard === 'unlimited' || !/^\d+$/.test(hard) ? undefined : Number(hard);
-}
-
 /**
- * The ulimits a container gets. Podman, given any ulimit, adds nofile and nproc at 1048576
- * of its own, which fails to start wherever its hard limits are lower ("error setting
- * rlimit"); so for Podman both are given, at the hard limits this machine grants.
+ * The ulimits a container gets: the file size cap. On Podman also nofile and nproc at the
+ * service's hard limits (`limits`, a /proc/PID/limits text; podman-limits.ts says why).
  */
 export function containerUlimits(spec: Pick<ContainerSpec, 'fileSizeLimitBytes'>, kind: string, limits?: string): Ulimit[] | undefined {
   if (!spec.fileSizeLimitBytes) return undefined;
   const list: Ulimit[] = [{ Name: 'fsize', Soft: spec.fileSizeLimitBytes, Hard: spec.fileSizeLimitBytes }];
-  if (kind === 'podman') {
-    const nofile = ownHardLimit('Max open files', limits);
-    const nproc = ownHardLimit('Max processes', limits);
+  if (kind === 'podman' && limits !== undefined) {
+    const nofile = hardLimit(limits, 'Max open files');
+    const nproc = hardLimit(limits, 'Max processes');
     if (nofile !== undefined) list.push({ Name: 'nofile', Soft: nofile, Hard: nofile });
     if (nproc !== undefined) list.push({ Name: 'nproc', Soft: nproc, Hard: nproc });
   }
   return list;
 }
 
+/**
+ * Podman's compat API ignores a volume's driver options (the volume is a plain folder on its
+ * disk, no size cap), but its archive PUT reaches a tmpfs mount of a running container, which
+ * Docker's does not: so on Podman the capped folder is a tmpfs mount (nosuid and nodev by
+ * default there), world-writable with the sticky bit as a fresh tmpfs is.
+ */
+function podmanTmpfs(t: { path: string; sizeBytes: number }) {
+  return { Type: 'tmpfs' as const, Source: '', Target: t.path, TmpfsOptions: { SizeBytes: t.sizeBytes, Mode: 0o1777 } };
+}
+
 /** The engine's create body: the invariants set here, on every container, whatever the spec says. */
-function createBody(spec: ContainerSpec, limits: Ulimit[] | undefined): Docker.ContainerCreateOptions {
+function createBody(spec: ContainerSpec, kind: string, limits: Ulimit[] | undefined): Docker.ContainerCreateOptions {
   const tmpfs: Record<string, string> = {};
   for (const t of spec.tmpfs) tmpfs[t.path] = `rw,nosuid,nodev,size=${t.sizeBytes}`;
   return {
@@ -87,16 +79,20 @@ function createBody(spec: ContainerSpec, limits: Ulimit[] | undefined): Docker.C
         ...spec.binds.map((b) => ({ Type: 'bind' as const, Source: b.hostPath, Target: b.containerPath, ReadOnly: b.readOnly })),
         // Anonymous volumes of the local driver mounted as tmpfs: removed with the container
         // (auto-remove and `v: true`), labelled for the sweep should the engine lose one.
-        ...(spec.tmpfsVolumes ?? []).map((t) => ({
-          Type: 'volume' as const,
-          Source: '', // anonymous
-          Target: t.path,
-          VolumeOptions: {
-            NoCopy: true, // empty, as a tmpfs mount is: the image's files there stay hidden
-            Labels: spec.labels,
-            DriverConfig: { Name: 'local', Options: { type: 'tmpfs', device: 'tmpfs', o: `nosuid,nodev,size=${t.sizeBytes}` } },
-          },
-        })),
+        ...(spec.tmpfsVolumes ?? []).map((t) =>
+          kind === 'podman'
+            ? podmanTmpfs(t)
+            : {
+                Type: 'volume' as const,
+                Source: '', // anonymous
+                Target: t.path,
+                VolumeOptions: {
+                  NoCopy: true, // empty, as a tmpfs mount is: the image's files there stay hidden
+                  Labels: spec.labels,
+                  DriverConfig: { Name: 'local', Options: { type: 'tmpfs', device: 'tmpfs', o: `nosuid,nodev,size=${t.sizeBytes}` } },
+                },
+              },
+        ),
         // The same for an overlay: the local driver mounts it at the start (the project
         // below, read-only; redirects, metacopy and the index off, so that every change
         // is a whole entry in the upper folder; attributes in the user namespace, so
@@ -125,7 +121,8 @@ function createBody(spec: ContainerSpec, limits: Ulimit[] | undefined): Docker.C
 }
 
 export async function createContainer(ctx: DockerContext, spec: ContainerSpec): Promise<string> {
-  const body = createBody(spec, containerUlimits(spec, spec.fileSizeLimitBytes ? await ctx.kind() : 'docker'));
+  const kind = await ctx.kind();
+  const body = createBody(spec, kind, containerUlimits(spec, kind, kind === 'podman' ? ctx.serviceLimits() : undefined));
   try {
     return (await ctx.docker.createContainer(body)).id;
   } catch (e) {

@@ -21,6 +21,8 @@ export interface DockerContext {
   fail(e: unknown, context: string): SandboxError;
   /** Which engine answers (asked once): a few of its answers differ (Podman). */
   kind(): Promise<EngineInfo['kind']>;
+  /** The engine service's /proc/PID/limits text, read once (podman-limits.ts). */
+  serviceLimits(): string | undefined;
 }
 
 /** dockerode's options for a connection; reading the TLS files here says which one is missing. */

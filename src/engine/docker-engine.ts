@@ -24,6 +24,7 @@ import * as images from './docker-images.js';
 import './no-redirects.js';
 import { asHttpError, engineMessage, UNREACHABLE } from './engine-errors.js';
 import type { EngineTransport } from './exec-stream.js';
+import { serviceLimits } from './podman-limits.js';
 import { removeContainersSync } from './remove-sync.js';
 
 export { parsePathStat } from './docker-archive.js';
@@ -52,6 +53,7 @@ export class DockerEngine implements ContainerEngine, DockerContext {
   readonly docker: Docker;
   readonly transport: EngineTransport;
   private kindAnswer: Promise<EngineInfo['kind']> | undefined;
+  private limitsText: { text: string | undefined } | undefined;
 
   constructor(settings: ConnectionSettings = {}, env: NodeJS.ProcessEnv = process.env) {
     this.connection = resolveConnection(settings, env);
@@ -82,6 +84,11 @@ export class DockerEngine implements ContainerEngine, DockerContext {
       return 'unknown' as const;
     });
     return this.kindAnswer;
+  }
+
+  serviceLimits(): string | undefined {
+    this.limitsText ??= { text: serviceLimits(this.connection) };
+    return this.limitsText.text;
   }
 
   async info(): Promise<EngineInfo> {
