@@ -23,7 +23,6 @@ import * as execs from './docker-exec.js';
 import * as images from './docker-images.js';
 import './no-redirects.js';
 import { asHttpError, engineMessage, UNREACHABLE } from './engine-errors.js';
-import type { EngineTransport } from './exec-stream.js';
 import { serviceLimits } from './podman-limits.js';
 import { removeContainersSync } from './remove-sync.js';
 
@@ -48,10 +47,11 @@ function kindOf(version: { Components?: Array<{ Name?: string }> }): EngineInfo[
  * Each port method is one line here; the work is in docker-containers.ts, docker-exec.ts,
  * docker-archive.ts and docker-images.ts, on the shared DockerContext.
  */
-export class DockerEngine implements ContainerEngine, DockerContext {
+export class DockerEngine implements ContainerEngine {
   readonly connection: EngineConnection;
-  readonly docker: Docker;
-  readonly transport: EngineTransport;
+  private readonly docker: Docker;
+  /** What the parts share; the client and the transport stay out of the public surface. */
+  private readonly ctx: DockerContext;
   private kindAnswer: Promise<EngineInfo['kind']> | undefined;
   private limitsText: { text: string | undefined } | undefined;
 
@@ -59,10 +59,18 @@ export class DockerEngine implements ContainerEngine, DockerContext {
     this.connection = resolveConnection(settings, env);
     const options = dockerOptions(this.connection);
     this.docker = new Docker(options);
-    this.transport = execTransport(this.connection, options);
+    this.ctx = {
+      docker: this.docker,
+      connection: this.connection,
+      transport: execTransport(this.connection, options),
+      fail: (e, context) => this.fail(e, context),
+      kind: () => this.kind(),
+      serviceLimits: () => this.serviceLimits(),
+    };
   }
 
-  fail(e: unknown, context: string): SandboxError {
+  /** Translates an engine failure into a SandboxError; unreachable engines get the how-to sentence. */
+  private fail(e: unknown, context: string): SandboxError {
     if (e instanceof SandboxError) return e;
     const err = asHttpError(e);
     if (err.code && UNREACHABLE.has(err.code)) {
@@ -77,7 +85,8 @@ export class DockerEngine implements ContainerEngine, DockerContext {
     });
   }
 
-  kind(): Promise<EngineInfo['kind']> {
+  /** Which engine answers, asked once (again after a failure). */
+  private kind(): Promise<EngineInfo['kind']> {
     this.kindAnswer ??= this.docker.version().then(kindOf, (e: unknown) => {
       this.kindAnswer = undefined; // asked again next time
       swallowed('asking the engine which it is', e);
@@ -86,7 +95,7 @@ export class DockerEngine implements ContainerEngine, DockerContext {
     return this.kindAnswer;
   }
 
-  serviceLimits(): string | undefined {
+  private serviceLimits(): string | undefined {
     this.limitsText ??= { text: serviceLimits(this.connection) };
     return this.limitsText.text;
   }
@@ -110,43 +119,43 @@ export class DockerEngine implements ContainerEngine, DockerContext {
   }
 
   hasImage(ref: string): Promise<boolean> {
-    return images.hasImage(this, ref);
+    return images.hasImage(this.ctx, ref);
   }
   inspectImage(ref: string): Promise<ImageInfo | undefined> {
-    return images.inspectImage(this, ref);
+    return images.inspectImage(this.ctx, ref);
   }
   pullImage(ref: string, onProgress?: (p: PullProgress) => void, signal?: AbortSignal, options: PullOptions = {}): Promise<void> {
-    return images.pullImage(this, ref, onProgress, signal, options);
+    return images.pullImage(this.ctx, ref, onProgress, signal, options);
   }
   createContainer(spec: ContainerSpec): Promise<string> {
-    return containers.createContainer(this, spec);
+    return containers.createContainer(this.ctx, spec);
   }
   startContainer(id: string): Promise<void> {
-    return containers.startContainer(this, id);
+    return containers.startContainer(this.ctx, id);
   }
   stopContainer(id: string, graceSeconds: number): Promise<boolean> {
-    return containers.stopContainer(this, id, graceSeconds);
+    return containers.stopContainer(this.ctx, id, graceSeconds);
   }
   removeContainer(id: string, force: boolean): Promise<boolean> {
-    return containers.removeContainer(this, id, force);
+    return containers.removeContainer(this.ctx, id, force);
   }
   diskUsage(id: string): Promise<number | undefined> {
-    return containers.diskUsage(this, id);
+    return containers.diskUsage(this.ctx, id);
   }
   inspectContainer(idOrName: string): Promise<ContainerState | undefined> {
-    return containers.inspectContainer(this, idOrName);
+    return containers.inspectContainer(this.ctx, idOrName);
   }
   listContainers(labels: Record<string, string>): Promise<ContainerSummary[]> {
-    return containers.listContainers(this, labels);
+    return containers.listContainers(this.ctx, labels);
   }
   exec(containerId: string, spec: ExecSpec, onOutput: (stream: StreamId, chunk: Buffer) => void): Promise<ExecSession> {
-    return execs.exec(this, containerId, spec, onOutput);
+    return execs.exec(this.ctx, containerId, spec, onOutput);
   }
   statPath(id: string, path: string): Promise<PathStat | undefined> {
-    return archive.statPath(this, id, path);
+    return archive.statPath(this.ctx, id, path);
   }
   extractArchive(id: string, path: string, tar: Buffer | AsyncIterable<Buffer>): Promise<void> {
-    return archive.extractArchive(this, id, path, tar);
+    return archive.extractArchive(this.ctx, id, path, tar);
   }
   removeContainersSync(ids: string[], timeoutMs: number): string[] {
     return removeContainersSync(this.connection, ids, timeoutMs);
