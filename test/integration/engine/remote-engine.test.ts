@@ -172,6 +172,16 @@ test('TLS is checked: a client certificate the engine does not trust, or a missi
   expect((e2 as SandboxError).message).toContain(join(empty, 'ca.pem'));
 }, 60_000);
 
+test('cleanup names the remote engine it sweeps (a dry run: nothing removed)', async () => {
+  const out = await new Promise<string>((resolve) => {
+    execFile(process.execPath, [CLI, 'cleanup', '--dry-run'], { env: { ...process.env, ...second.env }, timeout: 60_000 }, (_e, stdout) =>
+      resolve(stdout),
+    );
+  });
+  expect(out.split('\n')[0]).toMatch(new RegExp(`^engine docker \\S+ at ${second.env.DOCKER_HOST.replace(/\./g, '\\.')} \\(remote\\)$`));
+  expect(out).toMatch(/^\d+ would remove, \d+ kept, 0 failed$/m);
+}, 60_000);
+
 test('doctor names the remote engine and says host folders are not mounted on it', async () => {
   const out = await new Promise<string>((resolve) => {
     execFile(process.execPath, [CLI, 'doctor'], { env: { ...process.env, ...second.env }, timeout: 60_000 }, (_e, stdout, stderr) =>
