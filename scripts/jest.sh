@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the test suites in two phases (three with GENAICODE_1X_PACKAGE), and fails if any failed:
+# Runs the test suites in phases, and fails if any failed:
 #  1. every file but the sweep tests, in parallel;
 #  2. test/integration/sandbox/sweep.test.ts alone: it sets up containers whose owner is gone on
 #     purpose, which a start-up sweep of another file's CLI or genaicode child would remove.
@@ -26,7 +26,38 @@ else
   echo "[jest.sh] the end-to-end suite ran on GenAIcode 0.9.5 only: set GENAICODE_1X_PACKAGE to a packed 1.x to run it there too (docs/hosts.md)"
 fi
 
-if [ "$parallel" -ne 0 ] || [ "$alone" -ne 0 ] || [ "$host1x" -ne 0 ]; then
-  echo "[jest.sh] FAILED: parallel phase exit ${parallel}, ${SWEEP} exit ${alone}, 1.x phase exit ${host1x}" >&2
+# 4. The engine-facing files again on a remote engine: a second dockerd on loopback over TLS
+#    (scripts/engine/second-engine.sh, idempotent and offline), through DOCKER_HOST and friends.
+#    Not starting is a failure, never a skip. Host folders are refused there by design, so the
+#    files that mount them are not in this list (test/integration/engine/remote-engine.test.ts
+#    checks the refusal).
+REMOTE_FILES=(test/integration/commands/exec-basics.test.ts test/integration/commands/output-capture.test.ts
+  test/integration/files/archive-writes.test.ts test/integration/engine/remote-engine.test.ts)
+echo "[jest.sh] then the engine-facing files on the second (TLS) engine"
+if remote_env=$(bash scripts/engine/second-engine.sh start); then
+  (eval "$remote_env" && npx jest "$@" "${REMOTE_FILES[@]}")
+  remote=$?
+else
+  echo "[jest.sh] the second engine did not start (see above)" >&2
+  remote=1
+fi
+
+# 5. The engine-facing files again on Podman's Docker API (scripts/engine/podman.sh: Debian's
+#    podman, its service on a socket of its own, images loaded from the main engine), with
+#    GENAICODE_DOCKER_TEST_ENGINE=podman so that Docker-only shapes are not asserted there.
+PODMAN_FILES=(test/integration/commands/exec-basics.test.ts test/integration/commands/output-capture.test.ts
+  test/integration/files/archive-writes.test.ts test/integration/files/container-files.test.ts
+  test/integration/sandbox/lifecycle.test.ts)
+echo "[jest.sh] then the engine-facing files on Podman"
+if podman_env=$(bash scripts/engine/podman.sh start); then
+  (eval "$podman_env" && GENAICODE_DOCKER_TEST_ENGINE=podman npx jest "$@" "${PODMAN_FILES[@]}")
+  podman=$?
+else
+  echo "[jest.sh] Podman's API did not start (see above)" >&2
+  podman=1
+fi
+
+if [ "$parallel" -ne 0 ] || [ "$alone" -ne 0 ] || [ "$host1x" -ne 0 ] || [ "$remote" -ne 0 ] || [ "$podman" -ne 0 ]; then
+  echo "[jest.sh] FAILED: parallel phase exit ${parallel}, ${SWEEP} exit ${alone}, 1.x phase exit ${host1x}, remote phase exit ${remote}, Podman phase exit ${podman}" >&2
   exit 1
 fi

@@ -8,5 +8,5 @@ if ! command -v shellcheck >/dev/null 2>&1; then
   echo "[lint-shell] shellcheck is missing: install the Debian package shellcheck (scripts/setup.sh --test does)" >&2
   exit 1
 fi
-shellcheck scripts/*.sh docker/*.sh bench/corpus/make-corpus.sh .ci/run
+shellcheck scripts/*.sh scripts/engine/*.sh docker/*.sh bench/corpus/make-corpus.sh .ci/run
 shellcheck --shell=sh scripts/container/*.sh docker/*/hello/check.sh

@@ -11,6 +11,9 @@ import { settleOrphanOverlays } from '../sandbox/overlay-orphans.js';
  */
 export async function cleanup(config: Config, options: { all: boolean; dryRun: boolean }, out: (line: string) => void): Promise<number> {
   const engine = createEngine(config.engine);
+  // Which engine is swept: a remote one holds other machines' containers too (kept unless --all).
+  const info = await engine.info();
+  out(`engine ${info.kind} ${t(info.version)} at ${t(info.endpoint)}${engine.connection?.kind === 'tcp' ? ' (remote)' : ''}`);
   if (options.all && !options.dryRun) {
     const preview = await sweepContainers(engine, { all: true, dryRun: true });
     for (const c of preview.removed) out(`will remove ${t(c.name)} (${t(c.id.slice(0, 12))}, owner ${t(c.owner)})`);

@@ -2,6 +2,8 @@ import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config-schema.js';
 import { DockerEngine } from '../engine/docker-engine.js';
+import type { EngineConnection } from '../engine/connection.js';
+import type { EngineInfo } from '../engine/container-engine.js';
 import { displayText as t } from '../display-text.js';
 import { isSandboxError } from '../errors.js';
 import { imageMatches } from '../policy/policy.js';
@@ -45,6 +47,21 @@ export function hostLine(cwd: string): string {
   );
 }
 
+/** How the engine is reached, and what that means for host folders and writable projects. */
+export function engineReach(conn: EngineConnection, kind: EngineInfo['kind']): string {
+  if (conn.kind === 'tcp') {
+    const how =
+      conn.protocol === 'https'
+        ? `TLS, certificates from ${t(conn.certPath ?? '')}`
+        : 'plain HTTP, no TLS: anyone who reaches the port drives the engine';
+    return `remote engine (${how}): project and host mounts are refused (its paths are its own machine's); files go in through the file actions`;
+  }
+  const local = `local engine on the socket ${t(conn.socketPath)}`;
+  return kind === 'podman'
+    ? `${local} (Podman): 'ro' project mounts work; 'rw' and 'scratch' need Docker's local overlay volumes and are refused`
+    : `${local}: every project mount works`;
+}
+
 const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
 
 /**
@@ -84,6 +101,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
     out(
       `engine       ok: ${info.kind} ${t(info.version)} (API ${t(info.apiVersion)}, ${t(info.os)}, cgroups v${info.cgroupVersion}) at ${t(info.endpoint)}`,
     );
+    out(`             ${engineReach(engine.connection, info.kind)}`);
   } catch (e) {
     out(`engine       UNUSABLE: ${t(e instanceof Error ? e.message : String(e), 2000)}`);
     return 1;

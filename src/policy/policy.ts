@@ -18,6 +18,8 @@ export const INVARIANTS = {
   mountAllowlist: 'only host paths on the mount allowlist may be mounted, read-only unless allowed writable',
   logsOutsideMounts: 'the log folder is never inside a writable mount',
   noRootWithWritableMounts: 'with a writable mount, containers run as a non-root user unless allowRootWithWritableMounts is set',
+  localHostPaths:
+    "host folders (the project, mounts) are mounted only by an engine on this machine: a remote engine's paths are its own machine's",
   projectMount: 'the project is mounted no more widely than project.mount allows',
   protectedProjectPaths:
     "with a writable project mount, the container never writes the host's tree: its changes are applied by the plugin, checked, and files the host runs by itself are held back for the user",

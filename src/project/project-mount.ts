@@ -45,16 +45,38 @@ export function projectBinds(
   return { hostRoot, containerRoot, mount, binds: [], overlay };
 }
 
+/** An engine reached over the network: its bind mounts name its own machine's folders, not ours. */
+export function isRemoteEngine(engine: ContainerEngine): boolean {
+  return engine.connection !== undefined && engine.connection.kind !== 'socket';
+}
+
+/**
+ * Host folders (the project, `mounts`) reach a container only through an engine on this
+ * machine: a remote engine would mount the folders of the same name on ITS machine (or
+ * fail), so they are refused before anything is made, with the reason.
+ * @throws SandboxError POLICY_VIOLATION on a remote engine with a project mount or host mounts
+ */
+export function checkHostPathsLocal(engine: ContainerEngine, project: ProjectMount, mountCount: number): void {
+  if (!isRemoteEngine(engine) || (project === 'none' && mountCount === 0)) return;
+  const what =
+    project !== 'none' ? `the project ('${project}' mount)` : `${mountCount} host folder${mountCount === 1 ? '' : 's'} ('mounts')`;
+  throw new SandboxError(
+    'POLICY_VIOLATION',
+    `Cannot mount ${what}: the engine at ${engine.connection?.endpoint ?? 'its address'} is remote, and a path it mounts is a path on ITS machine, not this one. ` +
+      "Use project 'none' and copy files in with the file actions (or `genaicode-docker cp`), or use an engine on this machine.",
+    { data: { rule: 'localHostPaths' satisfies keyof typeof INVARIANTS } },
+  );
+}
+
 /** The overlay a writable or scratch project needs: Docker's local volume driver, on this machine. */
 export async function checkOverlayEngine(engine: ContainerEngine, mount: 'rw' | 'scratch'): Promise<void> {
-  const why =
-    engine.connection !== undefined && engine.connection.kind !== 'socket'
-      ? "the engine is remote: its overlay would be of its own machine's folders"
-      : !canReadOpaque()
-        ? 'extended attributes cannot be read on this platform'
-        : (await engine.info()).kind !== 'docker'
-          ? 'the engine is not Docker (its local volume driver mounts the overlay)'
-          : undefined;
+  const why = isRemoteEngine(engine)
+    ? "the engine is remote: its overlay would be of its own machine's folders"
+    : !canReadOpaque()
+      ? 'extended attributes cannot be read on this platform'
+      : (await engine.info()).kind !== 'docker'
+        ? 'the engine is not Docker (its local volume driver mounts the overlay)'
+        : undefined;
   if (why)
     throw new SandboxError(
       'POLICY_VIOLATION',

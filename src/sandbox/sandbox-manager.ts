@@ -9,8 +9,9 @@ import { verifyMounts } from './mount-identity.js';
 import { Sandbox } from './sandbox.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
+import { checkProjectMount } from '../policy/policy.js';
 import type { Clock } from '../retry.js';
-import type { ProjectBinds } from '../project/project-mount.js';
+import { checkHostPathsLocal, type ProjectBinds } from '../project/project-mount.js';
 import { removeProjectOverlay } from '../project/project-overlay.js';
 import { settleOrphanOverlays } from './overlay-orphans.js';
 import { DEFAULT_LEASE_SECONDS, Lease } from './lease.js';
@@ -113,6 +114,8 @@ export class SandboxManager {
     const name = options.name ?? `${this.config.containerPrefix}${this.sessionId.slice(-6)}-${++this.seq}`;
     // An engine that cannot reach host folders (a cluster) refuses them before anything is made.
     refuseHostMounts(this.engine, (options.project ?? 'none') !== 'none' || mounts.length > 0);
+    // A remote engine's host paths are another machine's: refused too, with its own sentence.
+    checkHostPathsLocal(this.engine, checkProjectMount(options.project ?? 'none', this.config.project.mount), mounts.length);
     const project = await prepareProjectMount(this.config, this.engine, { project: options.project, mounts, name }, this.mountContext());
     try {
       return await this.startWith(options, { image, name, mounts, project });

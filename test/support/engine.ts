@@ -34,6 +34,20 @@ export const INIT_COMMAND = /^(\/sbin\/docker-init|\/run\/podman-init) -- sleep 
 /** The kept shell's command line (commands/kept-shell.ts): one per container that has run a command, with exec.keptShell on. */
 export const KEPT_SHELL_COMMAND = /^\/bin\/sh -c : kept-shell\s/;
 
+/**
+ * Which engine the integration suite runs against: GENAICODE_DOCKER_TEST_ENGINE=podman with
+ * DOCKER_HOST at Podman's socket (scripts/engine/podman.sh), else Docker. requireEngine checks
+ * that the engine answering is that one; a test asserts a Docker-only shape (its events, its
+ * volumes) only on Docker, and the behaviour on both.
+ */
+export const TEST_ENGINE = testEngine(process.env.GENAICODE_DOCKER_TEST_ENGINE);
+
+function testEngine(value: string | undefined): 'docker' | 'podman' {
+  if (value === undefined || value === '' || value === 'docker') return 'docker';
+  if (value === 'podman') return 'podman';
+  throw new Error(`GENAICODE_DOCKER_TEST_ENGINE=${value}: expected docker or podman.`);
+}
+
 /** Where the docker CLI (and DockerEngine with no settings) talks to. */
 export function engineEndpoint(): string {
   return process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
@@ -80,8 +94,15 @@ export async function requireEngine(): Promise<void> {
   const endpoint = engineEndpoint();
   let reason: string;
   try {
-    const r = await docker(['version', '--format', '{{.Server.Version}}'], { timeoutMs: 15_000 });
+    const r = await docker(['version', '--format', '{{.Server.Version}} {{json .Server.Components}}'], { timeoutMs: 15_000 });
     if (r.code === 0 && r.stdout.trim() !== '') {
+      const podman = /podman/i.test(r.stdout);
+      if (podman !== (TEST_ENGINE === 'podman')) {
+        throw new Error(
+          `The engine at ${endpoint} is ${podman ? 'Podman' : 'not Podman'}, but GENAICODE_DOCKER_TEST_ENGINE says ${TEST_ENGINE}: ` +
+            'set both (eval "$(bash scripts/engine/podman.sh start)" and GENAICODE_DOCKER_TEST_ENGINE=podman), or neither.',
+        );
+      }
       for (const image of [MINIMAL_IMAGE, PYTHON_IMAGE]) {
         const i = await docker(['image', 'inspect', '--format', '{{.Id}}', image]);
         if (i.code !== 0) {
@@ -92,7 +113,7 @@ export async function requireEngine(): Promise<void> {
     }
     reason = (r.stderr || r.stdout).trim().split('\n').pop() ?? `exit ${r.code}`;
   } catch (e) {
-    if (e instanceof Error && e.message.includes('has no image')) throw e;
+    if (e instanceof Error && /has no image|GENAICODE_DOCKER_TEST_ENGINE says/.test(e.message)) throw e;
     reason = e instanceof Error ? e.message : String(e);
   }
   throw new Error(

@@ -120,6 +120,8 @@ test("genaicode-docker cleanup: --dry-run lists a dead owner's container and kee
 
   const dry = runCleanup(['--dry-run']);
   expect(dry.status).toBe(0);
+  // First, which engine it sweeps.
+  expect(dry.stdout.split('\n')[0]).toMatch(/^engine (docker|podman) \S+ at unix:\/\/\S+$/);
   expect(dry.stdout).toMatch(new RegExp(`^would remove \\S+ \\(${short(dead.id)}\\): owner-gone, owner ${hostname()}:${dead.pid}$`, 'm'));
   expect(dry.stdout).toMatch(new RegExp(`^kept \\S+ \\(${short(live.id)}\\): owner alive, owner ${hostname()}:${live.pid}$`, 'm'));
   expect((await inspectContainer(dead.id))?.State.Running).toBe(true);

@@ -43,22 +43,52 @@ function createdSpec(engine: FakeEngine): ContainerSpec {
 }
 
 describe('SandboxManager.start: checks before any engine call', () => {
-  test("rw and scratch need Docker's local overlay on this machine: Podman and a remote engine are refused with a sentence, no container made", async () => {
+  test('a remote engine: the project (ro, scratch, rw) and host mounts are refused with a sentence that says why, no container made', async () => {
+    const host = tempDir('remote-mount-');
+    const remote = (protocol: 'http' | 'https') =>
+      new FakeEngine({
+        images: [DEFAULT_IMAGE],
+        connection: { kind: 'tcp', host: '10.0.0.1', port: 2376, protocol, endpoint: `tcp://10.0.0.1:2376` },
+      });
+    const cases: Array<{ start: StartOptions; what: RegExp; protocol: 'http' | 'https' }> = [
+      { start: { project: 'ro' }, what: /the project \('ro' mount\)/, protocol: 'https' },
+      { start: { project: 'scratch' }, what: /the project \('scratch' mount\)/, protocol: 'https' },
+      { start: { project: 'rw' }, what: /the project \('rw' mount\)/, protocol: 'http' },
+      { start: { mounts: [{ hostPath: host, containerPath: '/data' }] }, what: /1 host folder \('mounts'\)/, protocol: 'https' },
+    ];
+    for (const { start, what, protocol } of cases) {
+      const engine = remote(protocol);
+      const manager = new SandboxManager({
+        config: testConfig({ project: { mount: 'rw' }, mountAllow: [{ hostPath: host, writable: false }] }),
+        engine,
+        sessionId: SESSION,
+        sweepOnStart: false,
+      });
+      managers.push(manager);
+      const e = await manager.start(start).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(SandboxError);
+      expect((e as SandboxError).code).toBe('POLICY_VIOLATION');
+      expect((e as SandboxError).data).toEqual({ rule: 'localHostPaths' });
+      expect((e as SandboxError).message).toMatch(what);
+      expect((e as SandboxError).message).toContain('tcp://10.0.0.1:2376 is remote');
+      expect((e as SandboxError).message).toContain('a path it mounts is a path on ITS machine');
+      expect(engine.calls).toEqual([]);
+    }
+    // Nothing of the host asked for: a remote engine starts the container as a local one does.
+    const engine = remote('https');
+    const manager = new SandboxManager({ config: testConfig(), engine, sessionId: SESSION, sweepOnStart: false });
+    managers.push(manager);
+    await manager.start({ project: 'none' });
+    expect(engine.callsOf('createContainer')).toHaveLength(1);
+  });
+
+  test("rw and scratch need Docker's local overlay on this machine: Podman is refused with a sentence, no container made", async () => {
     class PodmanEngine extends FakeEngine {
       override async info() {
         return { ...(await super.info()), kind: 'podman' as const };
       }
     }
-    const cases = [
-      { why: /not Docker/, engine: new PodmanEngine({ images: [DEFAULT_IMAGE] }) },
-      {
-        why: /remote/,
-        engine: new FakeEngine({
-          images: [DEFAULT_IMAGE],
-          connection: { kind: 'tcp', host: '10.0.0.1', port: 2376, protocol: 'https', endpoint: 'tcp://10.0.0.1:2376' },
-        }),
-      },
-    ];
+    const cases = [{ why: /not Docker/, engine: new PodmanEngine({ images: [DEFAULT_IMAGE] }) }];
     for (const { why, engine } of cases) {
       for (const project of ['rw', 'scratch'] as const) {
         const manager = new SandboxManager({

@@ -1,0 +1,81 @@
+import { SandboxError } from '../errors.js';
+import type { ImageInfo, PullOptions, PullProgress } from './container-engine.js';
+import type { DockerContext } from './docker-context.js';
+import { asHttpError, engineMessage, UNREACHABLE } from './engine-errors.js';
+import { readPullProgress } from './pull-progress.js';
+
+export async function hasImage(ctx: DockerContext, ref: string): Promise<boolean> {
+  try {
+    await ctx.docker.getImage(ref).inspect();
+    return true;
+  } catch (e) {
+    if (asHttpError(e).statusCode === 404) return false;
+    throw ctx.fail(e, `Inspect image ${ref}`);
+  }
+}
+
+export async function inspectImage(ctx: DockerContext, ref: string): Promise<ImageInfo | undefined> {
+  let image: { Size?: unknown; Created?: unknown };
+  try {
+    image = (await ctx.docker.getImage(ref).inspect()) as typeof image;
+  } catch (e) {
+    if (asHttpError(e).statusCode === 404) return undefined;
+    throw ctx.fail(e, `Inspect image ${ref}`);
+  }
+  const created = typeof image.Created === 'string' ? new Date(image.Created) : undefined;
+  return {
+    sizeBytes: typeof image.Size === 'number' && Number.isFinite(image.Size) ? image.Size : 0,
+    ...(created && !Number.isNaN(created.getTime()) ? { createdAt: created } : {}),
+  };
+}
+
+export async function pullImage(
+  ctx: DockerContext,
+  ref: string,
+  onProgress?: (p: PullProgress) => void,
+  signal?: AbortSignal,
+  options: PullOptions = {},
+): Promise<void> {
+  let stream: NodeJS.ReadableStream;
+  try {
+    stream = (await ctx.docker.pull(ref, signal ? { abortSignal: signal } : {})) as NodeJS.ReadableStream;
+  } catch (e) {
+    throw pullFailure(ctx, ref, e);
+  }
+  // A pre-pull must not keep the process alive: its response's socket is let go.
+  if (options.background) (stream as { socket?: { unref?: () => void } }).socket?.unref?.();
+  const failed = await readPullProgress(ref, stream, onProgress).catch((e: unknown) => {
+    throw pullFailure(ctx, ref, e);
+  });
+  if (failed !== undefined) throw pullFailure(ctx, ref, new Error(failed));
+}
+
+/**
+ * A pull that failed, in the engine's own words: IMAGE_NOT_FOUND when the registry says
+ * there is no such image or tag, IMAGE_PULL_FAILED when the registry could not be asked
+ * or refused (no network, a name that does not resolve, unauthorized, TLS).
+ */
+function pullFailure(ctx: DockerContext, ref: string, e: unknown): SandboxError {
+  if (e instanceof SandboxError) return e;
+  const err = asHttpError(e);
+  if ((err.code && UNREACHABLE.has(err.code)) || err.code === 'ABORT_ERR' || (e as Error)?.name === 'AbortError') {
+    // The engine itself is unreachable, or the pull was aborted: not a registry failure.
+    return ctx.fail(e, `Pull ${ref}`);
+  }
+  const said = engineMessage(err);
+  if (err.statusCode === 404 || /manifest unknown|not found|does not exist|no such image/i.test(said)) {
+    return new SandboxError(
+      'IMAGE_NOT_FOUND',
+      `Image ${ref} was not found: ${said}. Check the name and tag${ref.startsWith('genaicode-docker/') ? ', or build it (genaicode-docker images build, or docker/build-offline.sh)' : ''}.`,
+      { cause: e, data: { image: ref } },
+    );
+  }
+  return new SandboxError(
+    'IMAGE_PULL_FAILED',
+    `Pull of ${ref} failed: ${said}. Check the engine's network and registry access (docker pull ${ref} shows the same), or load the image another way.`,
+    {
+      cause: e,
+      data: { image: ref, ...(err.statusCode ? { status: err.statusCode } : {}) },
+    },
+  );
+}
