@@ -9,6 +9,13 @@ cd "$(dirname "$0")/.." || exit 1
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-vm-modules"
 SWEEP=test/integration/sandbox/sweep.test.ts
 
+# Podman first (installed from Debian's archive if missing, its API started, the sandbox images
+# loaded; idempotent): phase 5 runs on it, and one file of phase 1 runs the Kubernetes Pod the
+# adapter generates with `podman kube play`.
+echo "[jest.sh] Podman's API and images (scripts/engine/podman.sh)"
+podman_env=$(bash scripts/engine/podman.sh start)
+podman_up=$?
+
 npx jest "$@" --testPathIgnorePatterns "/node_modules/" "/${SWEEP//./\\.}\$"
 parallel=$?
 echo "[jest.sh] then ${SWEEP} alone"
@@ -49,7 +56,7 @@ PODMAN_FILES=(test/integration/commands/exec-basics.test.ts test/integration/com
   test/integration/files/archive-writes.test.ts test/integration/files/container-files.test.ts
   test/integration/sandbox/lifecycle.test.ts)
 echo "[jest.sh] then the engine-facing files on Podman"
-if podman_env=$(bash scripts/engine/podman.sh start); then
+if [ "$podman_up" -eq 0 ]; then
   (eval "$podman_env" && GENAICODE_DOCKER_TEST_ENGINE=podman npx jest "$@" "${PODMAN_FILES[@]}")
   podman=$?
 else
