@@ -66,3 +66,10 @@ export function containerGoneError(
     },
   );
 }
+
+/** Why a container went away under a command we did not end: what its state says, else that it was removed. */
+export function lostWhileRunning(state: ContainerState | undefined | null): string {
+  return state
+    ? `the container stopped while the command ran (${state.status}${state.exitCode !== null ? `, exit ${state.exitCode}` : ''}${state.oomKilled ? ', killed by the memory limit' : ''}): not by the timeout or a cancel: from outside (docker stop or kill), by an engine restart, or by a process in it that ended its keep-alive`
+    : 'the container was removed while the command ran (from outside, or by an engine restart)';
+}

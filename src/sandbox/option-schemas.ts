@@ -47,3 +47,9 @@ export function checkOptions(schema: z.ZodType, options: unknown, what: string):
   const r = schema.safeParse(options);
   if (!r.success) throw new SandboxError('INVALID_ARGUMENT', `Invalid ${what}: ${describeIssues(r.error)}.`);
 }
+
+/** Checks a command's options; its timeout, or the sandbox's default. */
+export function validateExecOptions(options: { timeoutMs?: number }, defaultTimeoutMs: number): number {
+  checkOptions(ExecOptionsSchema, options, 'command options');
+  return options.timeoutMs ?? defaultTimeoutMs;
+}

@@ -16,10 +16,10 @@ import {
   type ReadFileResult,
   type WriteFileResult,
 } from '../files/container-files.js';
-import { checkOptions, ExecOptionsSchema } from './option-schemas.js';
+import { validateExecOptions } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from '../commands/exec-types.js';
 import { wrapCommand } from '../commands/wrapper-protocol.js';
-import { containerGoneError, isGoneError, lookGone } from '../engine/container-gone.js';
+import { containerGoneError, isGoneError, lookGone, lostWhileRunning } from '../engine/container-gone.js';
 import { poll, systemClock, type Clock } from '../retry.js';
 import { swallowed } from '../debug.js';
 import { ProjectOverlayState } from './project-overlay-state.js';
@@ -67,11 +67,6 @@ interface SandboxDeps {
   overlay?: { dir: string; upper: string };
   /** What the waits (an idle sandbox, a second look at a stopped one, a kill's retries) wait on. @default systemClock */
   clock?: Clock;
-}
-
-function validateExecOptions(options: ExecOptions, defaults: SandboxDeps['exec']): number {
-  checkOptions(ExecOptionsSchema, options, 'command options');
-  return options.timeoutMs ?? defaults.timeoutMs;
 }
 
 /** One started container: run commands in it, then stop it. `stop()` is idempotent. */
@@ -135,48 +130,38 @@ export class Sandbox implements AsyncDisposable {
    * maxReadLines), with the file's size and line count; a binary file is described, not returned.
    * @throws SandboxError POLICY_VIOLATION (a path or a symlink out of the working folder), FILE_OPERATION_FAILED, INVALID_ARGUMENT
    */
-  async readFile(
-    path: string,
-    options: { startLine?: number; endLine?: number; maxBytes?: number; maxLines?: number } = {},
-  ): Promise<ReadFileResult> {
-    this.checkLive();
-    await this.overlay?.beforeUse();
-    return this.files.readFile(path, options);
+  readFile(...a: Parameters<ContainerFiles['readFile']>): Promise<ReadFileResult> {
+    return this.fileOp(() => this.files.readFile(...a));
   }
 
   /** A file's exact bytes (up to files.maxWriteBytes). Same path rules as readFile. */
-  async readFileBytes(path: string, options: { maxBytes?: number } = {}): Promise<Buffer> {
-    this.checkLive();
-    await this.overlay?.beforeUse();
-    return this.files.readFileBytes(path, options);
+  readFileBytes(...a: Parameters<ContainerFiles['readFileBytes']>): Promise<Buffer> {
+    return this.fileOp(() => this.files.readFileBytes(...a));
   }
 
   /** Writes a file (exact bytes; parent folders created). Same path rules as readFile. */
-  async writeFile(path: string, content: string | Buffer): Promise<WriteFileResult> {
-    this.checkLive();
-    await this.overlay?.beforeUse();
-    try {
-      return await this.files.writeFile(path, content);
-    } finally {
-      this.overlay?.apply();
-    }
+  writeFile(...a: Parameters<ContainerFiles['writeFile']>): Promise<WriteFileResult> {
+    return this.fileOp(() => this.files.writeFile(...a), true);
   }
 
   /** Entries of a folder, with type and size, bounded in count and depth. Same path rules as readFile. */
-  async listDirectory(path?: string, options: { depth?: number } = {}): Promise<ListDirectoryResult> {
-    this.checkLive();
-    await this.overlay?.beforeUse();
-    return this.files.listDirectory(path, options);
+  listDirectory(...a: Parameters<ContainerFiles['listDirectory']>): Promise<ListDirectoryResult> {
+    return this.fileOp(() => this.files.listDirectory(...a));
   }
 
   /** Replaces exactly one occurrence of `oldText` in a text file. Same path rules as readFile. */
-  async editFile(path: string, oldText: string, newText: string): Promise<EditFileResult> {
+  editFile(...a: Parameters<ContainerFiles['editFile']>): Promise<EditFileResult> {
+    return this.fileOp(() => this.files.editFile(...a), true);
+  }
+
+  /** A file operation on a live sandbox, after host edits reached the container; a write's changes applied to the project after it. */
+  private async fileOp<T>(op: () => Promise<T>, writes = false): Promise<T> {
     this.checkLive();
     await this.overlay?.beforeUse();
     try {
-      return await this.files.editFile(path, oldText, newText);
+      return await op();
     } finally {
-      this.overlay?.apply();
+      if (writes) this.overlay?.apply();
     }
   }
 
@@ -204,7 +189,7 @@ export class Sandbox implements AsyncDisposable {
    * @throws SandboxError only for infrastructure failures (container gone, engine down).
    */
   async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
-    const timeoutMs = validateExecOptions(options, this.deps.exec);
+    const timeoutMs = validateExecOptions(options, this.deps.exec.timeoutMs);
     const commandText = typeof command === 'string' ? command : command.join(' ');
     if (commandText.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'The command is empty.');
     this.checkLive();
@@ -343,9 +328,7 @@ export class Sandbox implements AsyncDisposable {
       clock: this.clock,
     });
     if (!gone) return;
-    this.lostBecause = state
-      ? `the container stopped while the command ran (${state.status}${state.exitCode !== null ? `, exit ${state.exitCode}` : ''}${state.oomKilled ? ', killed by the memory limit' : ''}): not by the timeout or a cancel: from outside (docker stop or kill), by an engine restart, or by a process in it that ended its keep-alive; the partial output is in the log`
-      : 'the container was removed while the command ran (from outside, or by an engine restart); the partial output is in the log';
+    this.lostBecause = `${lostWhileRunning(state)}; the partial output is in the log`;
   }
 
   /** The container's mount table (/proc/self/mountinfo), read with shell builtins. */

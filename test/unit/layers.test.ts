@@ -109,3 +109,11 @@ test('no circle of imports, not even within a layer (type-only imports count: th
   for (const file of graph.keys()) visit(file, []);
   expect(circles).toEqual([]);
 });
+
+test('no source file is much over 400 lines: past that, split it by meaning (docs/ARCHITECTURE.md)', () => {
+  const long = sources()
+    .map((f) => ({ file: relative(SRC, f), lines: readFileSync(f, 'utf8').split('\n').length }))
+    .filter((x) => x.lines > 410)
+    .map((x) => `src/${x.file}: ${x.lines} lines`);
+  expect(long).toEqual([]);
+});
