@@ -40,7 +40,8 @@ function startAll(observe: Observe) {
       ...act('runCommand', { containerId: NAME, cmd: 'cd gen && python3 rows.py' }),
       ...act('readContainerFile', { containerId: NAME, path: 'gen/out.txt', startLine: 9, endLine: 11 }),
       ...act('editContainerFile', { containerId: NAME, path: 'gen/rows.py', oldText: 'factor = 2', newText: 'factor = 3' }),
-      ...act('runCommand', { containerId: NAME, cmd: 'cd gen && python3 rows.py' }),
+      // The shell is kept: the first run's `cd gen` still holds.
+      ...act('runCommand', { containerId: NAME, cmd: 'python3 rows.py' }),
       ...act('readContainerFile', { containerId: NAME, path: '/workspace/gen/out.txt', startLine: 10, endLine: 10 }),
       ...act('readContainerFile', { containerId: NAME, path: '../etc/passwd' }),
       ...act('listContainerDirectory', { containerId: NAME, path: 'gen' }),
@@ -61,7 +62,7 @@ describe(`file actions in genaicode ${E2E_HOST.version} (scripted model, real en
       expectRunOk(o);
       const a = (n: number) => actionAnswer(o.run, n);
       expect(a(1).value).toEqual({ path: '/workspace/gen/rows.py', bytesWritten: Buffer.byteLength(PROGRAM), created: true });
-      expect(a(2).value).toMatchObject({ exitCode: 0, output: 'done\n' });
+      expect(a(2).value).toMatchObject({ exitCode: 0, output: 'done\n', folder: '/workspace/gen' });
       expect(a(3).value).toEqual({
         path: '/workspace/gen/out.txt',
         startLine: 9,
