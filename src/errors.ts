@@ -60,7 +60,11 @@ export interface ErrorData {
     endLine?: number;
     occurrences?: number;
   };
-  CONTAINER_NOT_FOUND: CommonErrorData & { containerId: string };
+  CONTAINER_NOT_FOUND: CommonErrorData & {
+    containerId: string;
+    /** The engine gave no answer about it in time (a process in it froze the engine's own): left to its expiry. */
+    unanswered?: true;
+  };
   CONTAINER_START_FAILED: CommonErrorData;
   ABORTED: CommonErrorData;
   ENGINE_ERROR: CommonErrorData & {

@@ -57,16 +57,21 @@ export async function poll<T>(
 
 /**
  * `work`, or `undefined` once `ms` have passed without it settling (the work itself goes on;
- * its late error is dropped). For engine calls that a wedged container can hold for good.
+ * its late error is dropped). For engine calls that a wedged container can hold for good. On
+ * the real clock the timer is cleared as soon as the work settles: a bound never keeps the
+ * process alive.
  */
 export async function within<T>(work: Promise<T>, ms: number, clock: Clock = systemClock): Promise<{ value: T } | undefined> {
-  let late = false;
   const done = work.then((value) => ({ value }));
-  done.catch(() => undefined); // handled below, or dropped once late
-  const timer = clock.sleep(ms).then(() => {
-    late = true;
-    return undefined;
-  });
-  const first = await Promise.race([done, timer]);
-  return late ? undefined : first;
+  done.catch(() => undefined); // a rejection after the bound is dropped, never unhandled
+  let timer: NodeJS.Timeout | undefined;
+  const expired =
+    clock === systemClock
+      ? new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))
+      : clock.sleep(ms).then(() => undefined);
+  try {
+    return await Promise.race([done, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,7 +1,7 @@
-import type { ContainerEngine } from '../engine/container-engine.js';
+import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
 import { swallowed } from '../debug.js';
-import { isGoneError } from '../engine/container-gone.js';
-import { poll, systemClock, type Clock } from '../retry.js';
+import { containerGoneError, isGoneError, UNANSWERED_MS, UNANSWERED_REASON } from '../engine/container-gone.js';
+import { poll, systemClock, within, type Clock } from '../retry.js';
 import {
   type Counters,
   KILL_TREE_SCRIPT,
@@ -18,6 +18,9 @@ import {
  * exec in the same container, as the container's user.
  */
 export class ContainerHelpers {
+  /** A helper got no answer from the engine in time (UNANSWERED_MS): the container is wedged, left to its expiry. */
+  unanswered = false;
+
   /** cgroup counters as last read; a fresh container starts at zero. */
   private counters: Counters = { oomKills: 0, pidsRefused: 0 };
 
@@ -48,12 +51,25 @@ export class ContainerHelpers {
    * root helper could not signal the command's processes, while the same user can.
    */
   private async runHelper(script: string, args: string[]): Promise<{ exitCode: number | null; stdout: string }> {
+    // One helper the engine never answered is enough: the next would wait as long for nothing.
+    if (this.unanswered) throw containerGoneError({ id: this.containerId }, UNANSWERED_REASON, { unanswered: true });
     const chunks: Buffer[] = [];
-    const s = await this.engine.exec(this.containerId, { cmd: ['/bin/sh', '-c', script, 'sh', ...args] }, (stream, chunk) => {
-      if (stream === 'stdout') chunks.push(Buffer.from(chunk));
-    });
-    const { exitCode } = await s.done;
-    return { exitCode, stdout: Buffer.concat(chunks).toString('utf8') };
+    let session: ExecSession | undefined;
+    const run = async () => {
+      session = await this.engine.exec(this.containerId, { cmd: ['/bin/sh', '-c', script, 'sh', ...args] }, (stream, chunk) => {
+        if (stream === 'stdout') chunks.push(Buffer.from(chunk));
+      });
+      return (await session.done).exitCode;
+    };
+    // Bounded: an exec the engine never starts or ends (its set-up frozen by a process in the
+    // container) must not hold the command's answer, its kill or the plugin's exit.
+    const ran = await within(run(), UNANSWERED_MS);
+    if (!ran) {
+      this.unanswered = true;
+      session?.detach();
+      throw containerGoneError({ id: this.containerId }, UNANSWERED_REASON, { unanswered: true });
+    }
+    return { exitCode: ran.value, stdout: Buffer.concat(chunks).toString('utf8') };
   }
 
   /**
@@ -82,7 +98,7 @@ export class ContainerHelpers {
           return r.exitCode === 0 && last.startsWith('gone') ? last : undefined;
         } catch (e) {
           last = e instanceof Error ? e.message : String(e);
-          return isGoneError(e) ? 'container gone' : undefined;
+          return isGoneError(e) ? (e.data.unanswered ? 'container not answering' : 'container gone') : undefined;
         }
       },
       { timeoutMs: KILL_TREE_DEADLINE_MS, intervalMs: (attempt) => 100 + attempt * 50, maxAttempts: 20, clock: this.clock },

@@ -1,5 +1,5 @@
 import { SandboxError } from '../errors.js';
-import { poll, type Clock } from '../retry.js';
+import { poll, within, type Clock } from '../retry.js';
 import type { ContainerEngine, ContainerState } from './container-engine.js';
 
 /**
@@ -35,16 +35,23 @@ export async function lookGone(
   engine: Pick<ContainerEngine, 'inspectContainer'>,
   containerId: string,
   o: { settleMs?: number; intervalMs?: number; clock?: Clock } = {},
-): Promise<{ gone: boolean; state: SeenState }> {
+): Promise<{ gone: boolean; state: SeenState; unanswered?: true }> {
   let state: SeenState = null;
-  const gone = await poll(
+  const verdict = await poll<'gone' | 'unanswered'>(
     async () => {
-      state = await engine.inspectContainer(containerId).catch(() => null);
-      return isGone(state) ? true : undefined;
+      // A container whose lock the engine holds (a frozen exec set up in it) never answers.
+      const seen = await within(
+        engine.inspectContainer(containerId).catch((e: unknown) => (isGoneError(e) && e.data.unanswered ? UNANSWERED : null)),
+        UNANSWERED_MS,
+      );
+      if (seen?.value === UNANSWERED) return 'unanswered';
+      if (!seen) return 'unanswered';
+      state = seen.value;
+      return isGone(state) ? 'gone' : undefined;
     },
     { timeoutMs: o.settleMs ?? 0, intervalMs: o.intervalMs ?? 50, ...(o.clock ? { clock: o.clock } : {}) },
   );
-  return { gone: gone === true, state };
+  return verdict === 'unanswered' ? { gone: true, state: null, unanswered: true } : { gone: verdict === 'gone', state };
 }
 
 /**
@@ -55,17 +62,30 @@ export async function lookGone(
 export function containerGoneError(
   container: { id: string; name?: string },
   reason: string,
-  o: { cause?: unknown; logPath?: string } = {},
+  o: { cause?: unknown; logPath?: string; unanswered?: true } = {},
 ): SandboxError {
   return new SandboxError(
     'CONTAINER_NOT_FOUND',
     `Container ${container.name ?? container.id.slice(0, 12)} is no longer running: ${reason}. Start a new one.`,
     {
       ...(o.cause !== undefined ? { cause: o.cause } : {}),
-      data: { containerId: container.id, ...(o.logPath ? { logPath: o.logPath } : {}) },
+      data: { containerId: container.id, ...(o.logPath ? { logPath: o.logPath } : {}), ...(o.unanswered ? { unanswered: true } : {}) },
     },
   );
 }
+
+/**
+ * How long one engine call about a container may take before the container counts as not
+ * answering: a process in it that stops every other (`kill -STOP -1`) can freeze the runtime's
+ * own process that sets up an exec, and the engine then holds its lock on the container (no
+ * exec, inspect, kill or removal) until its keep-alive ends at its expiry.
+ */
+export const UNANSWERED_MS = 15_000;
+const UNANSWERED = Symbol('unanswered');
+
+/** The reason said for such a container, from then on. */
+export const UNANSWERED_REASON =
+  "it stopped answering the engine (a call about it got no answer in 15 s: a process in it may have stopped the engine's own with SIGSTOP); it is left to end at its expiry";
 
 /** Why a container went away under a command we did not end: what its state says, else that it was removed. */
 export function lostWhileRunning(state: ContainerState | undefined | null): string {

@@ -1,3 +1,4 @@
+import { UNBOUNDED } from './bounded-engine.js';
 import type { ContainerEngine } from './container-engine.js';
 
 /**
@@ -6,5 +7,6 @@ import type { ContainerEngine } from './container-engine.js';
  * the process talking to the same engine shares it; else the engine object itself.
  */
 export function engineKey(engine: ContainerEngine): object | string {
-  return engine.connection?.endpoint ?? engine;
+  const base = (engine as ContainerEngine & { [UNBOUNDED]?: ContainerEngine })[UNBOUNDED] ?? engine;
+  return base.connection?.endpoint ?? base;
 }

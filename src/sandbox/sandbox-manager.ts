@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/config-schema.js';
 import type { ContainerEngine } from '../engine/container-engine.js';
+import { boundedEngine } from '../engine/bounded-engine.js';
 import { createEngine, refuseHostMounts } from '../engine/create-engine.js';
 import { SandboxError } from '../errors.js';
 import { LogStore } from '../capture/log-store.js';
@@ -78,7 +79,8 @@ export class SandboxManager {
 
   constructor(options: SandboxManagerOptions) {
     this.config = options.config;
-    this.engine = options.engine ?? createEngine(options.config.engine);
+    // Every call about one container bounded: a container that froze the engine's own processes never holds a start, a command or a stop.
+    this.engine = boundedEngine(options.engine ?? createEngine(options.config.engine));
     this.sessionId = options.sessionId ?? newSessionId();
     this.sweepOnStart = options.sweepOnStart ?? true;
     this.leaseSeconds = options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;

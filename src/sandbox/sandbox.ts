@@ -19,8 +19,8 @@ import {
 import { validateExecOptions } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from '../commands/exec-types.js';
 import { wrapCommand } from '../commands/wrapper-protocol.js';
-import { containerGoneError, isGoneError, lookGone, lostWhileRunning } from '../engine/container-gone.js';
-import { poll, systemClock, type Clock } from '../retry.js';
+import { containerGoneError, isGoneError, lookGone, lostWhileRunning, UNANSWERED_MS, UNANSWERED_REASON } from '../engine/container-gone.js';
+import { poll, systemClock, within, type Clock } from '../retry.js';
 import { swallowed } from '../debug.js';
 import { ProjectOverlayState } from './project-overlay-state.js';
 import type { ProjectChanges } from '../project/project-changes.js';
@@ -229,6 +229,8 @@ export class Sandbox implements AsyncDisposable {
       this.running.delete(slot);
     }
     const trailer = capture.finish();
+    // A kill or a helper the engine never answered: the container is wedged; nothing more is asked of it.
+    if (this.helpers.unanswered) this.lostBecause ??= `${UNANSWERED_REASON}; the partial output is in the log`;
 
     // Ended by a signal we did not send, or with no exit code: was the container itself stopped?
     if (!ending.interrupted && (ending.exitCode === null || ending.exitCode >= 128)) {
@@ -323,12 +325,12 @@ export class Sandbox implements AsyncDisposable {
   private async checkLost(exitCode: number | null): Promise<void> {
     // docker kill, stop and rm -f end the command before the engine marks the container as
     // stopped: after SIGKILL or SIGTERM (137, 143), look again for a moment (300 ms at most).
-    const { gone, state } = await lookGone(this.deps.engine, this.id, {
+    const { gone, state, unanswered } = await lookGone(this.deps.engine, this.id, {
       settleMs: exitCode === 137 || exitCode === 143 ? LOST_SETTLE_MS : 0,
       clock: this.clock,
     });
     if (!gone) return;
-    this.lostBecause = `${lostWhileRunning(state)}; the partial output is in the log`;
+    this.lostBecause = `${unanswered ? UNANSWERED_REASON : lostWhileRunning(state)}; the partial output is in the log`;
   }
 
   /** The container's mount table (/proc/self/mountinfo), read with shell builtins. */
@@ -342,7 +344,7 @@ export class Sandbox implements AsyncDisposable {
       this.lostBecause
         ? this.lostBecause.replace(/; the partial output is in the log$/, '')
         : `stopped, removed, or past its expiry at ${this.info.expiresAt.toISOString()}`,
-      { cause, ...(logPath ? { logPath } : {}) },
+      { cause, ...(logPath ? { logPath } : {}), ...(this.helpers.unanswered ? { unanswered: true as const } : {}) },
     );
   }
 
@@ -380,11 +382,15 @@ export class Sandbox implements AsyncDisposable {
       try {
         let existed = true;
         try {
-          existed = await this.deps.engine.stopContainer(this.id, 1);
+          // A wedged container (its helpers got no answer) would only make the stop wait as long.
+          const stopped = this.helpers.unanswered ? undefined : await within(this.deps.engine.stopContainer(this.id, 1), UNANSWERED_MS);
+          existed = stopped ? stopped.value : true;
         } catch (e) {
           swallowed(`stopping ${this.info.name} (removing it by force instead)`, e);
         }
-        if (existed) await this.deps.engine.removeContainer(this.id, true);
+        // Bounded: a container the engine holds locked is left to its expiry, said in the error.
+        if (existed && !(await within(this.deps.engine.removeContainer(this.id, true), UNANSWERED_MS)))
+          throw containerGoneError({ id: this.id, name: this.info.name }, UNANSWERED_REASON, { unanswered: true });
         this.removed = true;
         // Nothing can write the upper folder any more: its last changes are applied now.
         this.overlay?.settle();
