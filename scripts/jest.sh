@@ -8,9 +8,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-vm-modules"
 SWEEP=test/integration/sandbox/sweep.test.ts
-# Wedges containers on purpose (their engine lock held until their keep-alive ends, 90 s):
-# meanwhile the engine holds up calls that look at every container (docker rmi), so it runs
-# alone too, after the sweep tests; the phases after it use other engines.
+# Wedges containers on purpose (their engine lock held, their keep-alive frozen; the test ends
+# them from the host at its end): meanwhile the engine holds up calls that look at every
+# container (docker rmi), so it runs alone too, after the sweep tests.
 FROZEN=test/integration/sandbox/frozen-engine.test.ts
 
 # Podman first (installed from Debian's archive if missing, its API started, the sandbox images

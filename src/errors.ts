@@ -62,7 +62,7 @@ export interface ErrorData {
   };
   CONTAINER_NOT_FOUND: CommonErrorData & {
     containerId: string;
-    /** The engine gave no answer about it in time (a process in it froze the engine's own): left to its expiry. */
+    /** The engine gave no answer about it in time (a process in it froze the engine's own): the engine cannot end it while that lasts. */
     unanswered?: true;
   };
   CONTAINER_START_FAILED: CommonErrorData;

@@ -18,7 +18,7 @@ import {
  * exec in the same container, as the container's user.
  */
 export class ContainerHelpers {
-  /** A helper got no answer from the engine in time (UNANSWERED_MS): the container is wedged, left to its expiry. */
+  /** A helper got no answer from the engine in time (UNANSWERED_MS): the container is wedged; nothing more is asked of it. */
   unanswered = false;
 
   /** cgroup counters as last read; a fresh container starts at zero. */

@@ -5,10 +5,10 @@ import { within } from '../retry.js';
 /**
  * The calls about one container that a wedged container can hold for good: a process in it
  * that stops every other (`kill -STOP -1`) freezes the runtime's own process that sets up an
- * exec, and the engine then holds its lock on the container until its keep-alive ends at its
- * expiry (inspect, exec, stop and removal all wait). Each is bounded; past the bound the call
- * is CONTAINER_NOT_FOUND with `unanswered` in its data, and the container is left to its
- * expiry. An exec is bounded until it starts, not while its command runs.
+ * exec, and the engine then holds its lock on the container for as long as the freeze lasts
+ * (its keep-alive is frozen too, so it never ends by itself): inspect, exec, stop and removal all
+ * wait. Each is bounded; past the bound the call is CONTAINER_NOT_FOUND with `unanswered` in its
+ * data. An exec is bounded until it starts, not while its command runs.
  */
 const PER_CONTAINER = ['inspectContainer', 'diskUsage', 'stopContainer', 'removeContainer', 'exec', 'statPath', 'extractArchive'] as const;
 

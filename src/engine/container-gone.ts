@@ -78,14 +78,14 @@ export function containerGoneError(
  * How long one engine call about a container may take before the container counts as not
  * answering: a process in it that stops every other (`kill -STOP -1`) can freeze the runtime's
  * own process that sets up an exec, and the engine then holds its lock on the container (no
- * exec, inspect, kill or removal) until its keep-alive ends at its expiry.
+ * exec, inspect, kill or removal) for as long as the freeze lasts (its keep-alive is frozen too).
  */
 export const UNANSWERED_MS = 15_000;
 const UNANSWERED = Symbol('unanswered');
 
 /** The reason said for such a container, from then on. */
 export const UNANSWERED_REASON =
-  "it stopped answering the engine (a call about it got no answer in 15 s: a process in it may have stopped the engine's own with SIGSTOP); it is left to end at its expiry";
+  "it stopped answering the engine (a call about it got no answer in 15 s: a process in it may have stopped the engine's own, and its keep-alive, with SIGSTOP); the engine cannot end it while that lasts: ending its processes on the host, or restarting the engine, does";
 
 /** Why a container went away under a command we did not end: what its state says, else that it was removed. */
 export function lostWhileRunning(state: ContainerState | undefined | null): string {

@@ -388,7 +388,7 @@ export class Sandbox implements AsyncDisposable {
         } catch (e) {
           swallowed(`stopping ${this.info.name} (removing it by force instead)`, e);
         }
-        // Bounded: a container the engine holds locked is left to its expiry, said in the error.
+        // Bounded: a container the engine holds locked is said in the error; the engine cannot end it.
         if (existed && !(await within(this.deps.engine.removeContainer(this.id, true), UNANSWERED_MS)))
           throw containerGoneError({ id: this.id, name: this.info.name }, UNANSWERED_REASON, { unanswered: true });
         this.removed = true;
