@@ -15,7 +15,13 @@ import { MINIMAL_IMAGE, withManager, engineSuite } from '../../support/engine.js
 const wedged: string[] = [];
 function killOnHost(id: string): void {
   const tasks = readFileSync(`/sys/fs/cgroup/pids/docker/${id}/tasks`, 'utf8').split('\n').filter(Boolean);
-  for (const pid of tasks) process.kill(Number(pid), 'SIGKILL');
+  for (const pid of tasks) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e; // ended meanwhile
+    }
+  }
 }
 
 engineSuite('frozen-engine', {
