@@ -95,7 +95,8 @@ class ShellProcess {
     this.current = undefined;
     if (c) {
       c.segment.flush();
-      c.finish(exitCode);
+      // The shell ended under the command: its own exit code is not the command's (unknown unless its frame ended).
+      c.finish(c.segment.result ? c.segment.result.exitCode : null);
     }
   }
 }
