@@ -85,7 +85,7 @@ class ShellProcess {
   }
 
   /** Ends it: input closed, output no longer read. A command in flight ends with no exit code. */
-  end(why: string, exitCode: number | null = null): void {
+  end(why: string, _exitCode: number | null = null): void {
     if (this.ended) return;
     this.ended = true;
     this.endReason = why;
