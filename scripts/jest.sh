@@ -3,7 +3,10 @@
 #  1. every file but the sweep tests, in parallel;
 #  2. test/integration/sandbox/sweep.test.ts alone: it sets up containers whose owner is gone on
 #     purpose, which a start-up sweep of another file's CLI or genaicode child would remove.
-# Options go to both jest runs (e.g. --ci, --silent); to run some files, call jest itself.
+#  3. test/integration/sandbox/frozen-engine.test.ts alone; then the other engines and hosts below.
+# Options go to every jest run (e.g. --ci, --silent); to run some files, call jest itself.
+# Each phase's output is also kept, and the failures of the phases that failed are printed
+# again at the end, where a CI log's tail shows them.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-vm-modules"
@@ -16,26 +19,36 @@ FROZEN=test/integration/sandbox/frozen-engine.test.ts
 # Podman first (installed from Debian's archive if missing, its API started, the sandbox images
 # loaded; idempotent): phase 5 runs on it, and one file of phase 1 runs the Kubernetes Pod the
 # adapter generates with `podman kube play`.
+LOGS=$(mktemp -d)
+declare -A rc
+# Runs one phase, its output on the terminal and in $LOGS/<name>.log.
+phase() {
+  local name=$1
+  shift
+  "$@" 2>&1 | tee "$LOGS/$name.log"
+}
+
 echo "[jest.sh] Podman's API and images (scripts/engine/podman.sh)"
 podman_env=$(bash scripts/engine/podman.sh start)
 podman_up=$?
 
-npx jest "$@" --testPathIgnorePatterns "/node_modules/" "/${SWEEP//./\\.}\$" "/${FROZEN//./\\.}\$"
-parallel=$?
+phase parallel npx jest "$@" --testPathIgnorePatterns "/node_modules/" "/${SWEEP//./\\.}\$" "/${FROZEN//./\\.}\$"
+rc[parallel]=$?
 echo "[jest.sh] then ${SWEEP} alone"
-npx jest --runInBand "$@" "$SWEEP"
-alone=$?
+phase sweep npx jest --runInBand "$@" "$SWEEP"
+rc[sweep]=$?
 echo "[jest.sh] then ${FROZEN} alone"
 # --forceExit: a request the engine never answered (bounded by us, not closed by it) must not hold jest.
-npx jest --runInBand --forceExit "$@" "$FROZEN" || alone=1
+phase frozen npx jest --runInBand --forceExit "$@" "$FROZEN"
+rc[frozen]=$?
 
 # 3. With GENAICODE_1X_PACKAGE (a packed GenAIcode 1.x: it has no npm release), every
 #    end-to-end scenario again through that host's dispatcher (scripts/e2e-host.sh).
-host1x=0
+rc[host1x]=0
 if [ -n "${GENAICODE_1X_PACKAGE:-}" ]; then
   echo "[jest.sh] then the end-to-end suite on GenAIcode 1.x (${GENAICODE_1X_PACKAGE})"
-  bash scripts/e2e-host.sh "$GENAICODE_1X_PACKAGE" "$@"
-  host1x=$?
+  phase host1x bash scripts/e2e-host.sh "$GENAICODE_1X_PACKAGE" "$@"
+  rc[host1x]=$?
 else
   echo "[jest.sh] the end-to-end suite ran on GenAIcode 0.9.5 only: set GENAICODE_1X_PACKAGE to a packed 1.x to run it there too (docs/hosts.md)"
 fi
@@ -49,11 +62,12 @@ REMOTE_FILES=(test/integration/commands/exec-basics.test.ts test/integration/com
   test/integration/files/archive-writes.test.ts test/integration/engine/remote-engine.test.ts)
 echo "[jest.sh] then the engine-facing files on the second (TLS) engine"
 if remote_env=$(bash scripts/engine/second-engine.sh start); then
-  (eval "$remote_env" && npx jest "$@" "${REMOTE_FILES[@]}")
-  remote=$?
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  phase remote bash -c 'eval "$1" && shift && npx jest "$@"' _ "$remote_env" "$@" "${REMOTE_FILES[@]}"
+  rc[remote]=$?
 else
   echo "[jest.sh] the second engine did not start (see above)" >&2
-  remote=1
+  rc[remote]=1
 fi
 
 # 5. The engine-facing files again on Podman's Docker API (scripts/engine/podman.sh: Debian's
@@ -64,14 +78,26 @@ PODMAN_FILES=(test/integration/commands/exec-basics.test.ts test/integration/com
   test/integration/sandbox/lifecycle.test.ts)
 echo "[jest.sh] then the engine-facing files on Podman"
 if [ "$podman_up" -eq 0 ]; then
-  (eval "$podman_env" && GENAICODE_DOCKER_TEST_ENGINE=podman npx jest "$@" "${PODMAN_FILES[@]}")
-  podman=$?
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  phase podman bash -c 'eval "$1" && shift && GENAICODE_DOCKER_TEST_ENGINE=podman npx jest "$@"' _ "$podman_env" "$@" "${PODMAN_FILES[@]}"
+  rc[podman]=$?
 else
   echo "[jest.sh] Podman's API did not start (see above)" >&2
-  podman=1
+  rc[podman]=1
 fi
 
-if [ "$parallel" -ne 0 ] || [ "$alone" -ne 0 ] || [ "$host1x" -ne 0 ] || [ "$remote" -ne 0 ] || [ "$podman" -ne 0 ]; then
-  echo "[jest.sh] FAILED: parallel phase exit ${parallel}, ${SWEEP} exit ${alone}, 1.x phase exit ${host1x}, remote phase exit ${remote}, Podman phase exit ${podman}" >&2
+failed=()
+for p in parallel sweep frozen host1x remote podman; do
+  [ "${rc[$p]}" -ne 0 ] && failed+=("$p (exit ${rc[$p]})")
+done
+if [ "${#failed[@]}" -ne 0 ]; then
+  for p in parallel sweep frozen host1x remote podman; do
+    [ "${rc[$p]}" -eq 0 ] || [ ! -f "$LOGS/$p.log" ] && continue
+    echo "[jest.sh] the failures of phase $p again (its whole output: $LOGS/$p.log):" >&2
+    # Each failing test's block: from its "●" line to the next blank-line-separated test, capped.
+    awk '/^  ● / && !/● Console/ { n = 40 } n > 0 { print; n-- }' "$LOGS/$p.log" | head -200 >&2
+  done
+  echo "[jest.sh] FAILED: ${failed[*]}" >&2
   exit 1
 fi
+rm -rf "$LOGS"

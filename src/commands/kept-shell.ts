@@ -45,7 +45,8 @@ export interface KeptRun {
 
 interface InFlight {
   segment: CommandSegment;
-  finish: (exitCode: number | null) => void;
+  /** With `lost`: the shell's connection to the engine broke under the command (its answer is that error). */
+  finish: (exitCode: number | null, lost?: unknown) => void;
 }
 
 /** One running shell process: an exec with requests on its stdin. */
@@ -58,7 +59,7 @@ class ShellProcess {
   private session: ExecSession | undefined;
   readonly started: Promise<void>;
 
-  constructor(deps: KeptShellDeps, workdir: string, onEnd: (p: ShellProcess, why: string, exitCode: number | null) => void) {
+  constructor(deps: KeptShellDeps, workdir: string, onEnd: (p: ShellProcess, why: string, lost?: unknown) => void) {
     this.marker = `${deps.markVar}=${randomBytes(8).toString('hex')}`;
     const onOutput = (stream: StreamId, chunk: Buffer): void => {
       const c = this.current;
@@ -78,14 +79,17 @@ class ShellProcess {
         this.session = session;
         if (this.ended) session.detach();
         session.done.then(
-          ({ exitCode }) => onEnd(this, `ended (exit ${exitCode ?? 'unknown'})`, exitCode),
-          (e: unknown) => onEnd(this, `lost its connection (${e instanceof Error ? e.message : String(e)})`, null),
+          ({ exitCode }) => onEnd(this, `ended (exit ${exitCode ?? 'unknown'})`),
+          (e: unknown) => onEnd(this, `lost its connection (${e instanceof Error ? e.message : String(e)})`, e),
         );
       });
   }
 
-  /** Ends it: input closed, output no longer read. A command in flight ends with no exit code. */
-  end(why: string, _exitCode: number | null = null): void {
+  /**
+   * Ends it: input closed, output no longer read. A command in flight ends with no exit code,
+   * or, when the connection to the engine broke (`lost`), with that error, as a plain exec's would.
+   */
+  end(why: string, lost?: unknown): void {
     if (this.ended) return;
     this.ended = true;
     this.endReason = why;
@@ -96,7 +100,7 @@ class ShellProcess {
     if (c) {
       c.segment.flush();
       // The shell ended under the command: its own exit code is not the command's (unknown unless its frame ended).
-      c.finish(c.segment.result ? c.segment.result.exitCode : null);
+      c.finish(c.segment.result ? c.segment.result.exitCode : null, c.segment.result ? undefined : lost);
     }
   }
 }
@@ -148,7 +152,11 @@ export class KeptShell {
     let shellEnded: string | undefined;
     let proc: ShellProcess | undefined;
     let resolveDone!: (r: { exitCode: number | null }) => void;
-    const done = new Promise<{ exitCode: number | null }>((r) => (resolveDone = r));
+    let rejectDone!: (e: unknown) => void;
+    const done = new Promise<{ exitCode: number | null }>((resolve, reject) => {
+      resolveDone = resolve;
+      rejectDone = reject;
+    });
     const send = async (retried: boolean): Promise<void> => {
       const p = this.live();
       proc = p;
@@ -160,17 +168,18 @@ export class KeptShell {
       );
       p.current = {
         segment,
-        finish: (exitCode) => {
+        finish: (exitCode, lost) => {
           // The shell ended before it read the command (the disk limit's clean-up between
           // commands, say): it never ran, and goes to a new shell once.
           if (!segment.begun && !retried && !this.stopped) {
-            send(true).catch(() => resolveDone({ exitCode }));
+            send(true).catch(rejectDone);
             return;
           }
           end = segment.result;
           if (segment.dropped) swallowed(`output of the kept shell outside the command's frame (${segment.dropped} bytes)`, undefined);
           if (!end) shellEnded = p.endReason ?? 'ended';
-          resolveDone({ exitCode });
+          if (lost !== undefined) rejectDone(lost);
+          else resolveDone({ exitCode });
         },
       };
       p.input.write(encodeRequest(segment.nonce, execMark, command));
@@ -209,7 +218,7 @@ export class KeptShell {
   /** The running shell, or a new one in the last folder. */
   private live(): ShellProcess {
     if (this.proc && !this.proc.ended) return this.proc;
-    const p = new ShellProcess(this.deps, this.folder, (ended, why, code) => this.retire(ended, why, code));
+    const p = new ShellProcess(this.deps, this.folder, (ended, why, lost) => this.retire(ended, why, lost));
     // Caught here and thrown to the command that waits on it (run).
     p.started.catch((e: unknown) => swallowed('starting the kept shell', e));
     this.proc = p;
@@ -217,14 +226,14 @@ export class KeptShell {
   }
 
   /** Ends a shell that cannot be trusted with the next command; the next answer says why. */
-  private retire(p: ShellProcess, why: string, exitCode: number | null = null): void {
+  private retire(p: ShellProcess, why: string, lost?: unknown): void {
     if (p.ended) return;
     // Whatever of it is left (a stuck shell, its subshell) goes; a shell that ended has nothing left.
     if (!this.stopped) this.deps.killMarked(p.marker).catch((e: unknown) => swallowed('killing the kept shell', e));
     // Said before the end: a command the shell never read is sent to the next one at once.
     if (!this.stopped) this.lostBecause = why;
     if (this.proc === p) this.proc = undefined;
-    p.end(why, exitCode);
+    p.end(why, lost);
     // A folder that no longer exists cannot hold the next shell: it starts in the container's.
     if (why === 'could not start') this.folder = this.deps.workdir;
   }

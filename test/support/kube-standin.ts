@@ -38,6 +38,8 @@ interface StoredPod {
   container: string;
   deadline?: NodeJS.Timeout;
   ready: Promise<void>;
+  /** The one removal of its container, shared by every DELETE that comes while it runs. */
+  removing?: Promise<void>;
 }
 
 function status(res: ServerResponse, code: number, reason: string, message: string): void {
@@ -203,17 +205,30 @@ export class KubeStandin {
       if (!stored) return status(res, 404, 'NotFound', `pods "${m[2]}" not found`);
       if (req.method === 'GET') return json(res, 200, stored.pod);
       if (req.method === 'DELETE') {
-        stored.pod.metadata!.deletionTimestamp = new Date();
+        stored.pod.metadata!.deletionTimestamp ??= new Date();
         json(res, 200, stored.pod);
-        // Gone once its container is: a client that deletes and reads at once still sees it Terminating.
-        clearTimeout(stored.deadline);
-        await stored.ready.catch(() => undefined);
-        await docker(['rm', '-f', stored.container]);
-        this.pods.delete(stored.pod.metadata!.name!);
+        // Gone once its container is: a client that deletes and reads at once still sees it
+        // Terminating. A second DELETE while the first runs joins it, as an API server's does:
+        // a second `docker rm -f` would fail at once ("removal already in progress") and the pod
+        // would be reported gone while its container is still being removed.
+        stored.removing ??= this.removePod(stored);
+        await stored.removing;
         return;
       }
     }
     return status(res, 404, 'NotFound', `the stand-in has no ${req.method} ${url.pathname}`);
+  }
+
+  private async removePod(stored: StoredPod): Promise<void> {
+    clearTimeout(stored.deadline);
+    await stored.ready.catch(() => undefined);
+    const r = await docker(['rm', '-f', stored.container]);
+    if (r.code !== 0 && !/No such container/i.test(r.stderr)) {
+      // The pod stays listed (a test sees it), and the next DELETE tries again.
+      stored.removing = undefined;
+      return;
+    }
+    this.pods.delete(stored.pod.metadata!.name!);
   }
 
   private dockerArgs(pod: V1Pod, container: string): string[] {
