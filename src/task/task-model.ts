@@ -33,7 +33,7 @@ const TaskSummary = z.object({ summary: z.string().describe('key results, succes
 
 export const NEXT_COMMAND_DEF = functionDef(
   'nextCommand',
-  'Run this single shell command next (it runs with sh -c in the container).',
+  'Run this single shell command next in the container.',
   NextCommand,
 );
 export const TASK_COMPLETE_DEF = functionDef('taskComplete', 'The task is done (the command history shows it).', TaskComplete);

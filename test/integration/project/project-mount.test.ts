@@ -3,18 +3,15 @@
  * container writes, the paths a writable mount keeps read-only (tried as an attacker
  * would, several ways each), the list of changes, and the limits of what may be asked.
  */
-import { chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LABEL, loadConfig, SandboxError, type Config, type ConfigInput } from '../../../src/index.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { engineSuite, listManaged, PYTHON_IMAGE, withManager } from '../../support/engine.js';
 import { tempDir } from '../../support/temp-dirs.js';
+import { chownTree, isRoot, owner } from '../../support/project-owner.js';
 
 engineSuite('project-mount');
-
-const isRoot = process.getuid?.() === 0;
-const DEV = { uid: 1000, gid: 1000 };
-const owner = isRoot ? DEV : { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
 
 /** A project as GenAIcode has it: .genaicoderc, a git folder with a hook, a source file; owned by the user. */
 function project(options: { git?: boolean; projectFile?: boolean } = {}): string {
@@ -31,15 +28,6 @@ function project(options: { git?: boolean; projectFile?: boolean } = {}): string
   writeFileSync(join(root, 'README.md'), 'readme\n');
   if (isRoot) chownTree(root);
   return root;
-}
-
-function chownTree(dir: string): void {
-  chownSync(dir, DEV.uid, DEV.gid);
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (lstatSync(p).isDirectory()) chownTree(p);
-    else chownSync(p, DEV.uid, DEV.gid);
-  }
 }
 
 function configFor(root: string, overrides: ConfigInput = {}): Config {

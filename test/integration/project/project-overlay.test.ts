@@ -12,14 +12,11 @@ import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { OVERLAYS_FOLDER } from '../../../src/project/project-overlay.js';
 import { engineSuite, inspectContainer, PYTHON_IMAGE, waitFor, withManager } from '../../support/engine.js';
 import { tempDir } from '../../support/temp-dirs.js';
+import { chownTree, DEV, isRoot, owner } from '../../support/project-owner.js';
 
 engineSuite('project-overlay');
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-
-const isRoot = process.getuid?.() === 0;
-const DEV = { uid: 1000, gid: 1000 };
-const owner = isRoot ? DEV : { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
 
 function project(files: Record<string, string> = {}): string {
   const root = tempDir('gcd-overlay-');
@@ -35,15 +32,6 @@ function project(files: Record<string, string> = {}): string {
   }
   if (isRoot) chownTree(root);
   return root;
-}
-
-function chownTree(dir: string): void {
-  chownSync(dir, DEV.uid, DEV.gid);
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (lstatSync(p).isDirectory()) chownTree(p);
-    else chownSync(p, DEV.uid, DEV.gid);
-  }
 }
 
 function configFor(root: string, mount: 'rw' | 'scratch' = 'rw'): Config {
