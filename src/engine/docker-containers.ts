@@ -198,16 +198,28 @@ export async function removeContainer(ctx: DockerContext, id: string, force: boo
   }
 }
 
-/** Polls until the container is gone, at most `timeoutMs` (a stuck removal is the engine's to finish). */
+/**
+ * Polls until the container is gone, at most `timeoutMs` (a stuck removal is the engine's to
+ * finish). A removal that failed half-way leaves the container `dead` (an engine killed while
+ * removing it, a busy mount), and nothing removes it again by itself: that one is removed here.
+ */
 async function waitRemoved(ctx: DockerContext, id: string, timeoutMs: number): Promise<void> {
   await poll(
     async () => {
+      let dead: boolean;
       try {
-        await ctx.docker.getContainer(id).inspect();
-        return undefined;
+        dead = (await ctx.docker.getContainer(id).inspect()).State?.Status === 'dead';
       } catch (e) {
         if (containerGone(asHttpError(e))) return true;
         throw ctx.fail(e, `Inspect container ${id.slice(0, 12)}`);
+      }
+      if (!dead) return undefined;
+      try {
+        await ctx.docker.getContainer(id).remove({ force: true, v: true });
+        return true;
+      } catch (e) {
+        if (containerGone(asHttpError(e))) return true;
+        throw ctx.fail(e, `Remove dead container ${id.slice(0, 12)}`);
       }
     },
     { timeoutMs, intervalMs: 25 },

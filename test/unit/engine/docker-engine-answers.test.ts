@@ -24,6 +24,13 @@ const answers: Record<string, Answer | { inTurn: Answer[] }> = {
   'POST /containers/broken/stop': [500, { message: 'runtime exploded', response: 500 }],
   'DELETE /containers/broken': [500, { message: 'runtime exploded', response: 500 }],
   'DELETE /containers/removing': [409, { message: 'removal of container removing is already in progress' }],
+  'DELETE /containers/dying': {
+    inTurn: [
+      [409, { message: 'removal of container dying is already in progress' }],
+      [204, undefined],
+    ],
+  },
+  'GET /containers/dying/json': [200, { Id: 'dying', State: { Status: 'dead', Dead: true } }],
   'GET /containers/removing/json': {
     inTurn: [
       [200, { Id: 'removing' }],
@@ -94,6 +101,11 @@ test('a removal already in progress (auto-remove): remove resolves once the cont
   expect(await engine().removeContainer('removing', true)).toBe(true);
   // Inspected until the engine answered 404: three answers of "still there", then gone.
   expect(await seen()).toMatchObject({ 'DELETE /containers/removing': 1, 'GET /containers/removing/json': 4 });
+});
+
+test('a removal in progress that fails half-way (the container left dead): it is removed again, not left', async () => {
+  expect(await engine().removeContainer('dying', true)).toBe(true);
+  expect(await seen()).toMatchObject({ 'DELETE /containers/dying': 2, 'GET /containers/dying/json': 1 });
 });
 
 describe('Podman\'s 500 "no such container" counts as gone', () => {
