@@ -113,7 +113,23 @@ while IFS= read -r __kline; do
   done
   __kkept=0
   # shellcheck disable=SC1090 # the state the subshell wrote
-  if [ -s "$__kstate" ]; then . "$__kstate" 2>/dev/null && __kkept=1; fi
+  if [ -s "$__kstate" ]; then
+    # A variable the command unset (or stopped exporting) is dropped here too: every export
+    # of this shell goes before the command's are taken on. Read from a file, not `$(...)`:
+    # no fork. A line of a multi-line value that looks like an export only unsets a variable
+    # the state then exports again.
+    command export -p > "$__kstate.x" 2>/dev/null
+    while IFS= read -r __kq; do
+      case "$__kq" in
+        'export '*)
+          __kq=${__kq#export }
+          __kq=${__kq%%=*}
+          case "$__kq" in __k* | GENAICODE_DOCKER_EXEC | '' | *[!A-Za-z0-9_]*) ;; *) unset "$__kq" ;; esac
+          ;;
+      esac
+    done < "$__kstate.x"
+    . "$__kstate" 2>/dev/null && __kkept=1
+  fi
   counters
   printf '\036%s:%s\036\037%se\037' "$o" "$p" "$__kn" >&5
   printf '\037%se\037%s:%s:%s\000' "$__kn" "$__krc" "$__kkept" "$PWD"

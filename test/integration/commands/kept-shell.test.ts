@@ -30,6 +30,23 @@ describe('state carries over', () => {
     });
   });
 
+  test('unset reaches the next command too; a value with a line that looks like an export changes nothing else', async () => {
+    await withShell(async (sb) => {
+      await sb.exec('export A=1 B=2 C=3');
+      expect((await sb.exec('unset A; C=changed')).exitCode).toBe(0);
+      expect((await sb.exec('echo "${A-none} $B $C"')).stdout).toBe('none 2 changed\n');
+      // Each line of this value read on its own would name PATH and B.
+      await sb.exec(`export M='first
+export PATH=/nowhere
+export B=9'`);
+      const r = await sb.exec('echo "$B"; command -v sh >/dev/null && echo path-ok; printf "%s" "$M" | wc -l');
+      expect(r.stdout).toBe('2\npath-ok\n2\n');
+      // The shell's own marker is never the command's to drop.
+      expect((await sb.exec('unset GENAICODE_DOCKER_EXEC; sleep 30', { timeoutMs: 1500 })).timedOut).toBe(true);
+      expect((await sb.exec('echo alive')).stdout).toBe('alive\n');
+    });
+  });
+
   test('a folder with quotes, spaces and a newline in its name is kept exactly', async () => {
     await withShell(async (sb) => {
       const name = "/tmp/it's a\nfolder $x";
