@@ -10,12 +10,14 @@
 # certificates made here with openssl. It never touches the main engine's config, socket or
 # docker0 (no `--bridge none`: a daemon started so deletes the first engine's docker0).
 # Offline: images come from the main engine (docker save | docker load).
+# GENAICODE_SECOND_ENGINE_{DIR,PORT,IMAGES,BRIDGE,BRIDGE_ADDR,POOL} run another one beside it.
 set -euo pipefail
 
 STATE=${GENAICODE_SECOND_ENGINE_DIR:-/var/lib/genaicode-docker-second-engine}
 PORT=${GENAICODE_SECOND_ENGINE_PORT:-23760}
-BRIDGE=gcd2br0
-BRIDGE_ADDR=10.213.0.1/24
+BRIDGE=${GENAICODE_SECOND_ENGINE_BRIDGE:-gcd2br0}
+BRIDGE_ADDR=${GENAICODE_SECOND_ENGINE_BRIDGE_ADDR:-10.213.0.1/24}
+POOL=${GENAICODE_SECOND_ENGINE_POOL:-10.214.0.0/16}
 IMAGES=${GENAICODE_SECOND_ENGINE_IMAGES:-genaicode-docker/sandbox-minimal:latest genaicode-docker/sandbox-python:latest}
 CERTS=$STATE/certs
 CLIENT=$STATE/client
@@ -78,6 +80,11 @@ start() {
   make_certs
   if ! running_pid >/dev/null; then
     make_bridge
+    # A dockerd started on a data root that holds its network store deletes the default bridge
+    # network it finds there, and with it the first engine's docker0 (dockerd 20.10): every
+    # container of the main engine on the bridge network then fails to start. The store holds
+    # nothing this engine needs after a stop (its containers are removed first), so it goes.
+    rm -f "$STATE/data/network/files/local-kv.db"
     # Its own, empty daemon.json: the main engine's /etc/docker/daemon.json is not read.
     [ -f "$STATE/daemon.json" ] || echo '{}' >"$STATE/daemon.json"
     log "starting dockerd on tcp://127.0.0.1:$PORT (log: $LOG)"
@@ -86,7 +93,7 @@ start() {
       --tlscacert "$CERTS/ca.pem" --tlscert "$CERTS/server-cert.pem" --tlskey "$CERTS/server-key.pem" \
       --data-root "$STATE/data" --exec-root "$STATE/exec" --pidfile "$PIDFILE" \
       --bridge "$BRIDGE" --iptables=false --ip-masq=false --ip-forward=false \
-      --default-address-pool base=10.214.0.0/16,size=24 >"$LOG" 2>&1 </dev/null &
+      --default-address-pool "base=$POOL,size=24" >"$LOG" 2>&1 </dev/null &
   fi
   local ok=0
   for _ in $(seq 1 120); do
