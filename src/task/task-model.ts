@@ -31,11 +31,7 @@ const TaskFailed = z.object({ reason: z.string().min(1, 'reason is required').de
 /** The summary model's one function. */
 const TaskSummary = z.object({ summary: z.string().describe('key results, successes and errors') });
 
-export const NEXT_COMMAND_DEF = functionDef(
-  'nextCommand',
-  'Run this single shell command next in the container.',
-  NextCommand,
-);
+export const NEXT_COMMAND_DEF = functionDef('nextCommand', 'Run this single shell command next in the container.', NextCommand);
 export const TASK_COMPLETE_DEF = functionDef('taskComplete', 'The task is done (the command history shows it).', TaskComplete);
 export const TASK_FAILED_DEF = functionDef(
   'taskFailed',
