@@ -324,9 +324,10 @@ export class Sandbox implements AsyncDisposable {
    */
   private async checkLost(exitCode: number | null): Promise<void> {
     // docker kill, stop and rm -f end the command before the engine marks the container as
-    // stopped: after SIGKILL or SIGTERM (137, 143), look again for a moment (300 ms at most).
+    // stopped: after SIGKILL or SIGTERM (137, 143), or a kept shell that ended under the
+    // command (no exit code of its own), look again for a moment (300 ms at most).
     const { gone, state, unanswered } = await lookGone(this.deps.engine, this.id, {
-      settleMs: exitCode === 137 || exitCode === 143 ? LOST_SETTLE_MS : 0,
+      settleMs: exitCode === null || exitCode === 137 || exitCode === 143 ? LOST_SETTLE_MS : 0,
       clock: this.clock,
     });
     if (!gone) return;
