@@ -94,8 +94,13 @@ if [ "${#failed[@]}" -ne 0 ]; then
   for p in parallel sweep frozen host1x remote podman; do
     [ "${rc[$p]}" -eq 0 ] || [ ! -f "$LOGS/$p.log" ] && continue
     echo "[jest.sh] the failures of phase $p again (its whole output: $LOGS/$p.log):" >&2
-    # Each failing test's block: from its "●" line to the next blank-line-separated test, capped.
-    awk '/^  ● / && !/● Console/ { n = 40 } n > 0 { print; n-- }' "$LOGS/$p.log" | head -200 >&2
+    # Jest repeats them under "Summary of all failing tests" when several files ran: that copy
+    # only; else each failing test's block, from its "●" line, capped.
+    if grep -q '^Summary of all failing tests' "$LOGS/$p.log"; then
+      sed -n '/^Summary of all failing tests/,$p' "$LOGS/$p.log" | head -200 >&2
+    else
+      awk '/^  ● / && !/● Console/ { n = 40 } n > 0 { print; n-- }' "$LOGS/$p.log" | head -200 >&2
+    fi
   done
   echo "[jest.sh] FAILED: ${failed[*]}" >&2
   exit 1
