@@ -7,12 +7,22 @@
 #                     the DOCKER_HOST that points a client at it
 #   podman.sh env     print that DOCKER_HOST only (the service must be running)
 #   podman.sh stop    stop the service (SIGTERM, then SIGKILL if it has not ended in 10 s; idempotent)
-# Rootful. Its settings are a containers.conf of ours (CONTAINERS_CONF), so the machine's own
+# Each takes --rootless (after the command): the same for a rootless service, run by the user
+# GENAICODE_PODMAN_USER (default gcd-rootless: made with a subordinate id range if missing, as
+# rootless Podman needs) on a socket of its own, its images in that user's own store.
+# Rootful by default. Its settings are a containers.conf of ours (CONTAINERS_CONF), so the machine's own
 # /etc/containers is not changed: `default_ulimits = []`, without which every container fails
 # setting RLIMIT_NOFILE here. Offline: images come from the main engine (docker save | podman load).
 set -euo pipefail
 
-STATE=${GENAICODE_PODMAN_DIR:-/var/lib/genaicode-docker-podman}
+ROOTLESS=0
+[ "${2:-}" = --rootless ] && ROOTLESS=1
+RUSER=${GENAICODE_PODMAN_USER:-gcd-rootless}
+if [ "$ROOTLESS" = 1 ]; then
+  STATE=${GENAICODE_PODMAN_DIR:-/var/lib/genaicode-docker-podman-rootless}
+else
+  STATE=${GENAICODE_PODMAN_DIR:-/var/lib/genaicode-docker-podman}
+fi
 SOCKET=$STATE/podman.sock
 PIDFILE=$STATE/service.pid
 LOG=$STATE/service.log
@@ -23,6 +33,40 @@ HEALTH_TIMEOUT=${GENAICODE_PODMAN_HEALTH_TIMEOUT:-10}
 export CONTAINERS_CONF=$STATE/containers.conf
 
 log() { printf '[podman] %s\n' "$*" >&2; }
+
+# Podman itself (PM, set by podman_as), as root or (--rootless) as the service's user: setpriv
+# runs it in place (no process of its own in between, so a service's pid is Podman's), with
+# that user's XDG_RUNTIME_DIR and HOME, which rootless Podman keeps its state and store under.
+PM=(podman)
+podman_as() {
+  [ "$ROOTLESS" = 1 ] || return 0
+  local uid
+  uid=$(id -u "$RUSER")
+  PM=(setpriv --reuid="$uid" --regid="$(id -g "$RUSER")" --init-groups --reset-env
+    env XDG_RUNTIME_DIR="/run/user/$uid" HOME="$(getent passwd "$RUSER" | cut -d: -f6)"
+    CONTAINERS_CONF="$CONTAINERS_CONF" PATH="$PATH" podman)
+}
+pm() { "${PM[@]}" "$@"; }
+
+# The rootless service's user, with what rootless Podman needs: a subordinate uid and gid range
+# (newuidmap, from uidmap), slirp4netns for a networked container, a runtime folder of its own.
+rootless_user() {
+  [ "$(id -u)" = 0 ] || { log "--rootless sets up its user as root"; exit 1; }
+  if ! command -v newuidmap >/dev/null 2>&1 || ! command -v slirp4netns >/dev/null 2>&1; then
+    log "installing uidmap and slirp4netns from the Debian archive"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends uidmap slirp4netns >/dev/null
+  fi
+  if ! id "$RUSER" >/dev/null 2>&1; then
+    log "creating the user $RUSER for rootless Podman"
+    useradd --create-home --shell /usr/sbin/nologin "$RUSER"
+  fi
+  grep -q "^$RUSER:" /etc/subuid || usermod --add-subuids 100000-165535 "$RUSER"
+  grep -q "^$RUSER:" /etc/subgid || usermod --add-subgids 100000-165535 "$RUSER"
+  local uid
+  uid=$(id -u "$RUSER")
+  install -d -m 0700 -o "$RUSER" -g "$RUSER" "/run/user/$uid"
+  chown "$RUSER:" "$STATE"
+}
 
 running_pid() {
   [ -f "$PIDFILE" ] || return 1
@@ -74,6 +118,10 @@ start() {
     printf '[containers]\ndefault_ulimits = []\n' >"$CONTAINERS_CONF"
   fi
   lock
+  if [ "$ROOTLESS" = 1 ]; then
+    rootless_user
+    podman_as
+  fi
   local pid
   if pid=$(running_pid) && ! healthy; then
     log "podman system service $pid does not answer on unix://$SOCKET within ${HEALTH_TIMEOUT} s: restarting it"
@@ -84,7 +132,7 @@ start() {
     log "starting podman system service on unix://$SOCKET (log: $LOG)"
     # setsid: the service outlives the shell (and the CI step) that started it.
     # 9>&-: the service must not hold the start lock for its whole life.
-    setsid podman system service --time=0 "unix://$SOCKET" >"$LOG" 2>&1 </dev/null 9>&- &
+    setsid "${PM[@]}" system service --time=0 "unix://$SOCKET" >"$LOG" 2>&1 </dev/null 9>&- &
     echo $! >"$PIDFILE"
   fi
   local ok=0
@@ -99,13 +147,13 @@ start() {
     exit 1
   fi
   for image in $IMAGES; do
-    if ! podman image exists "$image"; then
+    if ! pm image exists "$image"; then
       log "loading $image from the main engine"
       docker image inspect "$image" >/dev/null 2>&1 || { log "the main engine has no $image: run scripts/setup.sh first"; exit 1; }
-      docker save "$image" | podman load -q >/dev/null
+      docker save "$image" | pm load -q >/dev/null
     fi
   done
-  log "ready: podman $(podman version --format '{{.Server.Version}}' 2>/dev/null || podman --version)"
+  log "ready: podman $(pm version --format '{{.Server.Version}}' 2>/dev/null || podman --version)$([ "$ROOTLESS" = 1 ] && echo " (rootless, user $RUSER)")"
   print_env
 }
 
