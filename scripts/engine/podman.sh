@@ -24,6 +24,9 @@ else
   STATE=${GENAICODE_PODMAN_DIR:-/var/lib/genaicode-docker-podman}
 fi
 SOCKET=$STATE/podman.sock
+# Rootless, the socket is in a folder of the service's user (who makes it); the state folder and
+# its files (pid, lock, log) stay root's: a file the user could replace, root would write through.
+[ "$ROOTLESS" = 1 ] && SOCKET=$STATE/run/podman.sock
 PIDFILE=$STATE/service.pid
 LOG=$STATE/service.log
 IMAGES=${GENAICODE_PODMAN_IMAGES:-genaicode-docker/sandbox-minimal:latest genaicode-docker/sandbox-python:latest}
@@ -65,7 +68,8 @@ rootless_user() {
   local uid
   uid=$(id -u "$RUSER")
   install -d -m 0700 -o "$RUSER" -g "$RUSER" "/run/user/$uid"
-  chown "$RUSER:" "$STATE"
+  chown root:root "$STATE" # (an older set-up gave it to the user)
+  install -d -m 0755 -o "$RUSER" -g "$RUSER" "$STATE/run"
 }
 
 running_pid() {
