@@ -31,6 +31,11 @@ phase() {
 echo "[jest.sh] Podman's API and images (scripts/engine/podman.sh)"
 podman_env=$(bash scripts/engine/podman.sh start)
 podman_up=$?
+# Rootless Podman too (its own user and socket): test/integration/engine/podman-rootless.test.ts
+# in phase 1 runs on it, and phase 6 runs the engine-facing files there where it can.
+echo "[jest.sh] rootless Podman's API and images (scripts/engine/podman.sh start --rootless)"
+rootless_env=$(bash scripts/engine/podman.sh start --rootless)
+rootless_up=$?
 
 phase parallel npx jest "$@" --testPathIgnorePatterns "/node_modules/" "/${SWEEP//./\\.}\$" "/${FROZEN//./\\.}\$"
 rc[parallel]=$?
@@ -86,12 +91,32 @@ else
   rc[podman]=1
 fi
 
+# 6. The same files on rootless Podman, where its containers can have their limits: on cgroups
+#    v2. On cgroups v1 a rootless engine cannot enforce them and every start is refused (the
+#    refusal, keep-id and the rootless detection are tested in phase 1 on this engine).
+rc[rootless]=0
+if [ "$rootless_up" -ne 0 ]; then
+  echo "[jest.sh] rootless Podman's API did not start (see above)" >&2
+  rc[rootless]=1
+else
+  rootless_socket=${rootless_env#export DOCKER_HOST=unix://}
+  cgroups=$(curl -fsS --max-time 10 --unix-socket "$rootless_socket" http://d/v1.40/info | grep -o '"CgroupVersion":"[0-9]"' || true)
+  if [ "$cgroups" = '"CgroupVersion":"2"' ]; then
+    echo "[jest.sh] then the engine-facing files on rootless Podman"
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    phase rootless bash -c 'eval "$1" && shift && GENAICODE_DOCKER_TEST_ENGINE=podman npx jest "$@"' _ "$rootless_env" "$@" "${PODMAN_FILES[@]}"
+    rc[rootless]=$?
+  else
+    echo "[jest.sh] rootless Podman runs on cgroups v1 here (${cgroups:-no CgroupVersion in its info}): it cannot enforce limits, so starts there are refused; the engine-facing files do not run on it (docs/engines.md)"
+  fi
+fi
+
 failed=()
-for p in parallel sweep frozen host1x remote podman; do
+for p in parallel sweep frozen host1x remote podman rootless; do
   [ "${rc[$p]}" -ne 0 ] && failed+=("$p (exit ${rc[$p]})")
 done
 if [ "${#failed[@]}" -ne 0 ]; then
-  for p in parallel sweep frozen host1x remote podman; do
+  for p in parallel sweep frozen host1x remote podman rootless; do
     [ "${rc[$p]}" -eq 0 ] || [ ! -f "$LOGS/$p.log" ] && continue
     echo "[jest.sh] the failures of phase $p again (its whole output: $LOGS/$p.log):" >&2
     # Jest repeats them under "Summary of all failing tests" when several files ran: that copy

@@ -1,5 +1,6 @@
 import type { Config } from '../config/config-schema.js';
 import { createEngine } from '../engine/create-engine.js';
+import { KubernetesEngine } from '../engine/kubernetes/kubernetes-engine.js';
 import { displayText as t } from '../display-text.js';
 import { sweepContainers } from '../sandbox/sweep.js';
 import { settleOrphanOverlays } from '../sandbox/overlay-orphans.js';
@@ -13,7 +14,14 @@ export async function cleanup(config: Config, options: { all: boolean; dryRun: b
   const engine = createEngine(config.engine);
   // Which engine is swept: a remote one holds other machines' containers too (kept unless --all).
   const info = await engine.info();
-  out(`engine ${info.kind} ${t(info.version)} at ${t(info.endpoint)}${engine.connection?.kind === 'tcp' ? ' (remote)' : ''}`);
+  // A cluster's pods are swept by label selector in one namespace: it is named.
+  const where =
+    engine instanceof KubernetesEngine
+      ? ` (namespace ${t(await engine.namespace())})`
+      : engine.connection?.kind === 'tcp'
+        ? ' (remote)'
+        : '';
+  out(`engine ${info.kind} ${t(info.version)} at ${t(info.endpoint)}${where}`);
   if (options.all && !options.dryRun) {
     const preview = await sweepContainers(engine, { all: true, dryRun: true });
     for (const c of preview.removed) out(`will remove ${t(c.name)} (${t(c.id.slice(0, 12))}, owner ${t(c.owner)})`);

@@ -1,7 +1,9 @@
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config-schema.js';
-import { DockerEngine } from '../engine/docker-engine.js';
+import { createEngine } from '../engine/create-engine.js';
+import { KubernetesEngine } from '../engine/kubernetes/kubernetes-engine.js';
+import { kubernetesLines } from './doctor-kubernetes.js';
 import type { EngineConnection } from '../engine/connection.js';
 import type { EngineInfo } from '../engine/container-engine.js';
 import { displayText as t } from '../display-text.js';
@@ -48,7 +50,11 @@ export function hostLine(cwd: string): string {
 }
 
 /** How the engine is reached, and what that means for host folders and writable projects. */
-export function engineReach(conn: EngineConnection, kind: EngineInfo['kind']): string {
+export function engineReach(
+  conn: EngineConnection,
+  kind: EngineInfo['kind'],
+  host: Partial<Pick<EngineInfo, 'rootless' | 'cgroupVersion'>> = {},
+): string {
   if (conn.kind === 'tcp') {
     const how =
       conn.protocol === 'https'
@@ -57,6 +63,10 @@ export function engineReach(conn: EngineConnection, kind: EngineInfo['kind']): s
     return `remote engine (${how}): project and host mounts are refused (its paths are its own machine's); files go in through the file actions`;
   }
   const local = `local engine on the socket ${t(conn.socketPath)}`;
+  if (host.rootless && host.cgroupVersion === '1')
+    return `${local}, rootless on cgroups v1: it cannot enforce memory, CPU and process limits there, so every start is refused (use cgroups v2 or a rootful engine)`;
+  if (host.rootless && kind === 'podman')
+    return `${local} (rootless Podman): containers get keep-id (the engine's user is the same uid inside); 'ro' project mounts work; 'rw' and 'scratch' need Docker's local overlay volumes and are refused`;
   return kind === 'podman'
     ? `${local} (Podman): 'ro' project mounts work; 'rw' and 'scratch' need Docker's local overlay volumes and are refused`
     : `${local}: every project mount works`;
@@ -93,20 +103,26 @@ function within(child: string, parent: string): boolean {
 
 /** Checks that sandboxes can run here, and prints what is in force. Returns the exit code. */
 export async function doctor(config: Config, options: { sandboxCheck: boolean }, out: (line: string) => void): Promise<number> {
-  const engine = new DockerEngine(config.engine);
+  const engine = createEngine(config.engine);
   let problems = 0;
   out(hostLine(config.projectRoot));
   try {
     const info = await engine.info();
     out(
-      `engine       ok: ${info.kind} ${t(info.version)} (API ${t(info.apiVersion)}, ${t(info.os)}, cgroups v${info.cgroupVersion}) at ${t(info.endpoint)}`,
+      `engine       ok: ${info.kind} ${t(info.version)} (API ${t(info.apiVersion)}, ${t(info.os)}${info.kind === 'kubernetes' ? '' : `, cgroups v${info.cgroupVersion}`}) at ${t(info.endpoint)}`,
     );
-    out(`             ${engineReach(engine.connection, info.kind)}`);
+    if (engine.connection) out(`             ${engineReach(engine.connection, info.kind, info)}`);
+    if (info.rootless && info.cgroupVersion === '1') problems++;
   } catch (e) {
     out(`engine       UNUSABLE: ${t(e instanceof Error ? e.message : String(e), 2000)}`);
     return 1;
   }
-  const images = [...new Set([config.images.default, ...GOLDEN_IMAGES])];
+  if (engine instanceof KubernetesEngine) {
+    const cluster = await kubernetesLines(engine, config);
+    for (const line of cluster.lines) out(line);
+    problems += cluster.problems;
+  }
+  const images = engine instanceof KubernetesEngine ? [] : [...new Set([config.images.default, ...GOLDEN_IMAGES])];
   for (const image of images) {
     const present = await engine.hasImage(image);
     if (!present && image === config.images.default && !config.images.pull) problems++;

@@ -16,6 +16,8 @@ export interface EngineInfo {
   /** "docker" or "podman", from the version components; "kubernetes" for a cluster's API server. */
   kind: 'docker' | 'podman' | 'kubernetes' | 'unknown';
   cgroupVersion: '1' | '2' | 'unknown';
+  /** The engine runs as a user without root (rootless Podman or Docker), where it says. */
+  rootless?: boolean;
   /** How we reached it, e.g. "unix:///var/run/docker.sock". */
   endpoint: string;
   /** The storage driver ("overlay2", "btrfs", ...) and what it is on ("extfs", "xfs"), where the engine says. */

@@ -1,10 +1,11 @@
 import type Docker from 'dockerode';
 import { SandboxError } from '../errors.js';
 import { poll } from '../retry.js';
-import type { ContainerSpec, ContainerState, ContainerSummary } from './container-engine.js';
+import type { ContainerSpec, ContainerState, ContainerSummary, EngineInfo } from './container-engine.js';
 import type { DockerContext } from './docker-context.js';
 import { asHttpError, containerGone, engineMessage } from './engine-errors.js';
 import { hardLimit } from './podman-limits.js';
+import { limitsRefusal, usernsMode } from './rootless.js';
 
 /** How long removeContainer waits for a removal already in progress (auto-remove) to end. */
 const REMOVAL_WAIT_MS = 10_000;
@@ -38,7 +39,12 @@ function podmanTmpfs(t: { path: string; sizeBytes: number }) {
 }
 
 /** The engine's create body: the invariants set here, on every container, whatever the spec says. */
-function createBody(spec: ContainerSpec, kind: string, limits: Ulimit[] | undefined): Docker.ContainerCreateOptions {
+export function createBody(
+  spec: ContainerSpec,
+  kind: EngineInfo['kind'],
+  limits: Ulimit[] | undefined,
+  userns?: string,
+): Docker.ContainerCreateOptions {
   const tmpfs: Record<string, string> = {};
   for (const t of spec.tmpfs) tmpfs[t.path] = `rw,nosuid,nodev,size=${t.sizeBytes}`;
   return {
@@ -64,6 +70,7 @@ function createBody(spec: ContainerSpec, kind: string, limits: Ulimit[] | undefi
       CapDrop: ['ALL'],
       CapAdd: [...spec.capAdd],
       IpcMode: 'private',
+      ...(userns ? { UsernsMode: userns } : {}),
       Devices: [],
       // Hardened, configurable values.
       NetworkMode: spec.network,
@@ -121,8 +128,11 @@ function createBody(spec: ContainerSpec, kind: string, limits: Ulimit[] | undefi
 }
 
 export async function createContainer(ctx: DockerContext, spec: ContainerSpec): Promise<string> {
-  const kind = await ctx.kind();
-  const body = createBody(spec, kind, containerUlimits(spec, kind, kind === 'podman' ? ctx.serviceLimits() : undefined));
+  const [kind, host] = await Promise.all([ctx.kind(), ctx.host()]);
+  const refusal = limitsRefusal(host, ctx.connection.endpoint);
+  if (refusal) throw new SandboxError('POLICY_VIOLATION', refusal, { data: { rule: 'resourceLimits' } });
+  const limits = containerUlimits(spec, kind, kind === 'podman' ? ctx.serviceLimits() : undefined);
+  const body = createBody(spec, kind, limits, usernsMode(kind, host));
   try {
     return (await ctx.docker.createContainer(body)).id;
   } catch (e) {

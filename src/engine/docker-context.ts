@@ -8,6 +8,7 @@ import type { EngineInfo } from './container-engine.js';
 import { containerGoneError } from './container-gone.js';
 import { asHttpError, containerGone } from './engine-errors.js';
 import type { EngineTransport } from './exec-stream.js';
+import type { EngineHost } from './rootless.js';
 
 /**
  * What the parts of the dockerode adapter share (docker-containers.ts, docker-exec.ts,
@@ -22,6 +23,8 @@ export interface DockerContext {
   fail(e: unknown, context: string): SandboxError;
   /** Which engine answers (asked once): a few of its answers differ (Podman). */
   kind(): Promise<EngineInfo['kind']>;
+  /** Whether the engine runs rootless, and on which cgroups, asked once (again after a failure). */
+  host(): Promise<EngineHost>;
   /** The engine service's /proc/PID/limits text, read once (podman-limits.ts). */
   serviceLimits(): string | undefined;
 }

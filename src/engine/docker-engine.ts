@@ -25,6 +25,7 @@ import './no-redirects.js';
 import { asHttpError, engineMessage, UNREACHABLE } from './engine-errors.js';
 import { serviceLimits } from './podman-limits.js';
 import { removeContainersSync } from './remove-sync.js';
+import { hostOf, type EngineHost } from './rootless.js';
 
 export { parsePathStat } from './docker-archive.js';
 
@@ -53,6 +54,7 @@ export class DockerEngine implements ContainerEngine {
   /** What the parts share; the client and the transport stay out of the public surface. */
   private readonly ctx: DockerContext;
   private kindAnswer: Promise<EngineInfo['kind']> | undefined;
+  private hostAnswer: Promise<EngineHost> | undefined;
   private limitsText: { text: string | undefined } | undefined;
 
   constructor(settings: ConnectionSettings = {}, env: NodeJS.ProcessEnv = process.env) {
@@ -65,6 +67,7 @@ export class DockerEngine implements ContainerEngine {
       transport: execTransport(this.connection, options),
       fail: (e, context) => this.fail(e, context),
       kind: () => this.kind(),
+      host: () => this.host(),
       serviceLimits: () => this.serviceLimits(),
     };
   }
@@ -95,6 +98,15 @@ export class DockerEngine implements ContainerEngine {
     return this.kindAnswer;
   }
 
+  /** Whether the engine runs rootless and on which cgroups, asked once; a failure is the caller's and asked again next time. */
+  private host(): Promise<EngineHost> {
+    this.hostAnswer ??= (this.docker.info() as Promise<Record<string, unknown>>).then(hostOf, (e: unknown) => {
+      this.hostAnswer = undefined;
+      throw this.fail(e, 'Engine info');
+    });
+    return this.hostAnswer;
+  }
+
   private serviceLimits(): string | undefined {
     this.limitsText ??= { text: serviceLimits(this.connection) };
     return this.limitsText.text;
@@ -103,13 +115,14 @@ export class DockerEngine implements ContainerEngine {
   async info(): Promise<EngineInfo> {
     try {
       const [version, info] = await Promise.all([this.docker.version(), this.docker.info() as Promise<Record<string, unknown>>]);
-      const cg = String(info.CgroupVersion ?? (info.host as { cgroupVersion?: string } | undefined)?.cgroupVersion ?? '');
+      const host = hostOf(info);
       return {
         version: version.Version,
         apiVersion: version.ApiVersion,
         os: `${version.Os}/${version.Arch}`,
         kind: kindOf(version as { Components?: Array<{ Name?: string }> }),
-        cgroupVersion: cg === '1' || cg === 'v1' ? '1' : cg === '2' || cg === 'v2' ? '2' : 'unknown',
+        cgroupVersion: host.cgroupVersion,
+        rootless: host.rootless,
         endpoint: this.connection.endpoint,
         ...storageOf(info),
       };

@@ -70,13 +70,17 @@ export function checkHostPathsLocal(engine: ContainerEngine, project: ProjectMou
 
 /** The overlay a writable or scratch project needs: Docker's local volume driver, on this machine. */
 export async function checkOverlayEngine(engine: ContainerEngine, mount: 'rw' | 'scratch'): Promise<void> {
+  const kind = isRemoteEngine(engine) || !canReadOpaque() ? undefined : (await engine.info()).kind;
   const why = isRemoteEngine(engine)
     ? "the engine is remote: its overlay would be of its own machine's folders"
     : !canReadOpaque()
       ? 'extended attributes cannot be read on this platform'
-      : (await engine.info()).kind !== 'docker'
-        ? 'the engine is not Docker (its local volume driver mounts the overlay)'
-        : undefined;
+      : kind === 'podman'
+        ? // Podman's Docker API takes the volume but drops its driver options: a plain folder, no overlay.
+          "the engine is Podman, whose Docker API ignores a volume's driver options: there would be no overlay, and the container would not see the project"
+        : kind !== 'docker'
+          ? 'the engine is not Docker (its local volume driver mounts the overlay)'
+          : undefined;
   if (why)
     throw new SandboxError(
       'POLICY_VIOLATION',

@@ -81,6 +81,8 @@ export class KubeStandin {
   dropStdinAfter: number | undefined;
   /** When set, the byte of an exec's stdin at this offset arrives altered. */
   flipStdinByte: number | undefined;
+  /** What its authorizer refuses, as `<verb> <resource>[/<subresource>]` (everything else is allowed). */
+  readonly denied = new Set<string>();
   url = '';
   kubeconfig = '';
 
@@ -177,6 +179,13 @@ export class KubeStandin {
         compiler: 'gc',
         platform: 'linux/amd64',
       });
+    if (url.pathname === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews' && req.method === 'POST') {
+      const review = (await body(req)) as { spec?: { resourceAttributes?: { verb?: string; resource?: string; subresource?: string } } };
+      const a = review.spec?.resourceAttributes ?? {};
+      const key = `${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ''}`;
+      const allowed = !this.denied.has(key);
+      return json(res, 201, { ...review, status: { allowed, ...(allowed ? {} : { reason: `the stand-in denies ${key}` }) } });
+    }
     let m = /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/([^/]+)\/networkpolicies$/.exec(url.pathname);
     if (m && req.method === 'POST') {
       const policy = (await body(req)) as V1NetworkPolicy;

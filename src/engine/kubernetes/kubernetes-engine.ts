@@ -1,4 +1,4 @@
-import type { CoreV1Api, KubeConfig, NetworkingV1Api, VersionApi, V1Pod } from '@kubernetes/client-node';
+import type { AuthorizationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api, VersionApi, V1Pod } from '@kubernetes/client-node';
 import type WebSocket from 'ws';
 import { SandboxError } from '../../errors.js';
 import { poll } from '../../retry.js';
@@ -19,6 +19,7 @@ import { podExec } from './pod-exec.js';
 import { extractOverExec, statPathOverExec } from './pod-files.js';
 import { removePodsSync, type SyncTarget } from './remove-pods-sync.js';
 import { apiStatus, kubernetesFailure } from './api-errors.js';
+import { reviewAccess, type AccessAnswer } from './access-review.js';
 
 export interface KubernetesSettings {
   /** Kube config file. @default $KUBECONFIG, then ~/.kube/config, then the in-cluster account */
@@ -71,6 +72,7 @@ interface Clients {
   core: CoreV1Api;
   net: NetworkingV1Api;
   versions: VersionApi;
+  authz: AuthorizationV1Api;
   namespace: string;
   server: string;
 }
@@ -122,6 +124,7 @@ export class KubernetesEngine implements ContainerEngine {
         core: kc.makeApiClient(k8s.CoreV1Api),
         net: kc.makeApiClient(k8s.NetworkingV1Api),
         versions: kc.makeApiClient(k8s.VersionApi),
+        authz: kc.makeApiClient(k8s.AuthorizationV1Api),
         namespace,
         server,
       };
@@ -136,6 +139,21 @@ export class KubernetesEngine implements ContainerEngine {
   /** The API server's address, as the kube config gives it. */
   get server(): string {
     return this.loaded?.server ?? "(the kube config's cluster)";
+  }
+
+  /** The namespace the pods go to, as the settings and the kube config name it. */
+  async namespace(): Promise<string> {
+    return (await this.clients()).namespace;
+  }
+
+  /** Whether these credentials may do what the adapter does in its namespace (`doctor`): the API server's own answer. */
+  async access(): Promise<AccessAnswer[]> {
+    const { authz, namespace } = await this.clients();
+    try {
+      return await reviewAccess(authz, namespace);
+    } catch (e) {
+      throw this.fail(e, 'SelfSubjectAccessReview');
+    }
   }
 
   private fail(e: unknown, context: string): SandboxError {

@@ -28,3 +28,21 @@ describe('doctor says how the engine is reached and what that allows', () => {
     expect(line).not.toContain('\n');
   });
 });
+
+describe('doctor on a rootless engine', () => {
+  const socket = { kind: 'socket' as const, socketPath: '/run/p.sock', endpoint: 'unix:///run/p.sock' };
+
+  test('rootless Podman on cgroups v2: keep-id, and the Podman mount rules', () => {
+    expect(engineReach(socket, 'podman', { rootless: true, cgroupVersion: '2' })).toMatch(
+      /^local engine on the socket \/run\/p\.sock \(rootless Podman\): containers get keep-id .*'rw' and 'scratch' .* refused$/,
+    );
+  });
+
+  test('any rootless engine on cgroups v1: every start is refused, and why', () => {
+    for (const kind of ['podman', 'docker'] as const)
+      expect(engineReach(socket, kind, { rootless: true, cgroupVersion: '1' })).toBe(
+        'local engine on the socket /run/p.sock, rootless on cgroups v1: it cannot enforce memory, CPU and process limits there, so every start is refused (use cgroups v2 or a rootful engine)',
+      );
+    expect(engineReach(socket, 'podman', { rootless: false, cgroupVersion: '1' })).toMatch(/\(Podman\): 'ro' project mounts work/);
+  });
+});

@@ -39,6 +39,8 @@ const answers: Record<string, Answer | { inTurn: Answer[] }> = {
       [404, { message: 'No such container: removing' }],
     ],
   },
+  // Asked once before the first create: whether the engine is rootless (rootless.ts).
+  'GET /info': [200, { CgroupVersion: '2' }],
   'POST /containers/create': [
     500,
     {

@@ -88,7 +88,12 @@ describe('SandboxManager.start: checks before any engine call', () => {
         return { ...(await super.info()), kind: 'podman' as const };
       }
     }
-    const cases = [{ why: /not Docker/, engine: new PodmanEngine({ images: [DEFAULT_IMAGE] }) }];
+    const cases = [
+      {
+        why: /the engine is Podman, whose Docker API ignores a volume's driver options/,
+        engine: new PodmanEngine({ images: [DEFAULT_IMAGE] }),
+      },
+    ];
     for (const { why, engine } of cases) {
       for (const project of ['rw', 'scratch'] as const) {
         const manager = new SandboxManager({

@@ -1,0 +1,45 @@
+import type { EngineInfo } from './container-engine.js';
+
+/** What an engine's info says about where it runs, asked once per engine (`DockerContext.host`). */
+export interface EngineHost {
+  /** The engine runs as a user without root (Podman's `Rootless`, rootless Docker's security option). */
+  rootless: boolean;
+  cgroupVersion: EngineInfo['cgroupVersion'];
+}
+
+/** The cgroup version an info answer names: Docker's `CgroupVersion`, or Podman's libpod shape. */
+export function cgroupVersionOf(info: Record<string, unknown>): EngineInfo['cgroupVersion'] {
+  const cg = String(info.CgroupVersion ?? (info.host as { cgroupVersion?: string } | undefined)?.cgroupVersion ?? '');
+  return cg === '1' || cg === 'v1' ? '1' : cg === '2' || cg === 'v2' ? '2' : 'unknown';
+}
+
+export function hostOf(info: Record<string, unknown>): EngineHost {
+  const options = Array.isArray(info.SecurityOptions) ? (info.SecurityOptions as unknown[]) : [];
+  const rootless = info.Rootless === true || options.some((o) => typeof o === 'string' && /(^|,)name=rootless(,|$)/.test(o));
+  return { rootless, cgroupVersion: cgroupVersionOf(info) };
+}
+
+/**
+ * The user namespace a container gets: on rootless Podman `keep-id`, so that the user who runs
+ * the engine is the same uid inside (a file the container writes into a host folder is that
+ * user's, not a subordinate id's). Podman's compat API (1.40) takes it as `UsernsMode`.
+ * Elsewhere the engine's default.
+ */
+export function usernsMode(kind: EngineInfo['kind'], host: EngineHost): string | undefined {
+  return kind === 'podman' && host.rootless ? 'keep-id' : undefined;
+}
+
+/**
+ * Why a container cannot be started with its limits on this engine, where it cannot: a rootless
+ * engine on cgroups v1 has no cgroup of its own to put them in, and both Podman and Docker then
+ * create the container without its memory, CPU and process limits, without an error (Podman 4.3
+ * does not even warn through its API).
+ */
+export function limitsRefusal(host: EngineHost, endpoint: string): string | undefined {
+  if (!host.rootless || host.cgroupVersion !== '1') return undefined;
+  return (
+    `The engine at ${endpoint} runs rootless on cgroups v1, where it cannot enforce a container's memory, CPU ` +
+    'and process limits (it would silently start the container without them), so no sandbox is started there. ' +
+    'Use a rootless engine on a machine with cgroups v2 (systemd.unified_cgroup_hierarchy=1), or a rootful engine.'
+  );
+}

@@ -1,0 +1,107 @@
+import type Docker from 'dockerode';
+import { createBody, createContainer } from '../../../src/engine/docker-containers.js';
+import type { DockerContext } from '../../../src/engine/docker-context.js';
+import type { ContainerSpec, EngineInfo } from '../../../src/engine/container-engine.js';
+import { hostOf, limitsRefusal, usernsMode, type EngineHost } from '../../../src/engine/rootless.js';
+import { sandboxError } from '../../support/sandbox-error.js';
+
+const SPEC: ContainerSpec = {
+  image: 'genaicode-docker/sandbox-minimal:latest',
+  entrypoint: ['sleep'],
+  cmd: ['60'],
+  env: [],
+  labels: { 'genaicode-docker.managed': 'true' },
+  workdir: '/workspace',
+  user: '1001:1001',
+  memoryBytes: 256 << 20,
+  nanoCpus: 1e9,
+  pidsLimit: 64,
+  network: 'none',
+  readOnlyRoot: false,
+  tmpfs: [],
+  binds: [{ hostPath: '/home/u/project', containerPath: '/workspace', readOnly: true }],
+  capAdd: [],
+  autoRemove: true,
+};
+
+describe('whether an engine runs rootless, from its info', () => {
+  test('Podman says Rootless; rootless Docker names it among its security options; cgroups from either shape', () => {
+    expect(hostOf({ Rootless: true, CgroupVersion: '1' })).toEqual({ rootless: true, cgroupVersion: '1' });
+    expect(hostOf({ SecurityOptions: ['name=seccomp,profile=default', 'name=rootless'], CgroupVersion: '2' })).toEqual({
+      rootless: true,
+      cgroupVersion: '2',
+    });
+    expect(hostOf({ SecurityOptions: ['name=seccomp,profile=default'], CgroupVersion: '2' })).toEqual({
+      rootless: false,
+      cgroupVersion: '2',
+    });
+    expect(hostOf({ Rootless: false, host: { cgroupVersion: 'v1' } })).toEqual({ rootless: false, cgroupVersion: '1' });
+    // Only the option's own name counts, and only a real true.
+    expect(hostOf({ SecurityOptions: ['name=notrootless'], Rootless: 'true' }).rootless).toBe(false);
+    expect(hostOf({}).cgroupVersion).toBe('unknown');
+  });
+});
+
+describe('the user namespace of a container', () => {
+  const rootless: EngineHost = { rootless: true, cgroupVersion: '2' };
+  const rootful: EngineHost = { rootless: false, cgroupVersion: '2' };
+
+  test('keep-id on rootless Podman only: Docker and rootful Podman keep the engine default', () => {
+    expect(usernsMode('podman', rootless)).toBe('keep-id');
+    expect(usernsMode('podman', rootful)).toBeUndefined();
+    expect(usernsMode('docker', rootless)).toBeUndefined();
+    expect(usernsMode('unknown', rootless)).toBeUndefined();
+  });
+
+  test('the create body carries UsernsMode keep-id where asked, and no UsernsMode otherwise; the invariants stay', () => {
+    const body = createBody(SPEC, 'podman', undefined, usernsMode('podman', rootless));
+    expect(body.HostConfig?.UsernsMode).toBe('keep-id');
+    expect(body.HostConfig).toMatchObject({
+      Privileged: false,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Memory: 256 << 20,
+      PidsLimit: 64,
+    });
+    expect(body.User).toBe('1001:1001');
+    for (const [kind, host] of [
+      ['podman', rootful],
+      ['docker', rootless],
+      ['docker', rootful],
+    ] as Array<[EngineInfo['kind'], EngineHost]>) {
+      expect(createBody(SPEC, kind, undefined, usernsMode(kind, host)).HostConfig).not.toHaveProperty('UsernsMode');
+    }
+  });
+});
+
+describe('a rootless engine on cgroups v1', () => {
+  test('is refused with a sentence naming why; cgroups v2 or a rootful engine is not', () => {
+    expect(limitsRefusal({ rootless: true, cgroupVersion: '1' }, 'unix:///run/user/1001/podman/podman.sock')).toMatch(
+      /^The engine at unix:\/\/\/run\/user\/1001\/podman\/podman\.sock runs rootless on cgroups v1, where it cannot enforce a container's memory, CPU and process limits/,
+    );
+    expect(limitsRefusal({ rootless: true, cgroupVersion: '2' }, 'x')).toBeUndefined();
+    expect(limitsRefusal({ rootless: false, cgroupVersion: '1' }, 'x')).toBeUndefined();
+    expect(limitsRefusal({ rootless: true, cgroupVersion: 'unknown' }, 'x')).toBeUndefined();
+  });
+
+  test('createContainer refuses before the engine is asked to create anything', async () => {
+    const created: unknown[] = [];
+    const ctx = {
+      docker: { createContainer: (body: unknown) => (created.push(body), Promise.resolve({ id: 'abc' })) } as unknown as Docker,
+      connection: { kind: 'socket', socketPath: '/run/p.sock', endpoint: 'unix:///run/p.sock' },
+      kind: () => Promise.resolve('podman'),
+      host: () => Promise.resolve({ rootless: true, cgroupVersion: '1' }),
+      serviceLimits: () => undefined,
+    } as unknown as DockerContext;
+    const e = await sandboxError(() => createContainer(ctx, SPEC));
+    expect(e.code).toBe('POLICY_VIOLATION');
+    expect(e.message).toMatch(/runs rootless on cgroups v1/);
+    expect(e.data).toMatchObject({ rule: 'resourceLimits' });
+    expect(created).toEqual([]);
+
+    const ok = { ...ctx, host: () => Promise.resolve({ rootless: true, cgroupVersion: '2' }) } as DockerContext;
+    await expect(createContainer(ok, SPEC)).resolves.toBe('abc');
+    expect(created).toHaveLength(1);
+    expect((created[0] as Docker.ContainerCreateOptions).HostConfig?.UsernsMode).toBe('keep-id');
+  });
+});
