@@ -323,9 +323,8 @@ export class Sandbox implements AsyncDisposable {
    * command's answer says so, and every later call is CONTAINER_NOT_FOUND.
    */
   private async checkLost(exitCode: number | null): Promise<void> {
-    // docker kill, stop and rm -f end the command before the engine marks the container as
-    // stopped: after SIGKILL or SIGTERM (137, 143), or a kept shell that ended under the
-    // command (no exit code of its own), look again for a moment (300 ms at most).
+    // docker kill, stop and rm -f end the command before the engine marks the container as stopped:
+    // after SIGKILL, SIGTERM or a kept shell that ended under it (137, 143, null), look again (300 ms at most).
     const { gone, state, unanswered } = await lookGone(this.deps.engine, this.id, {
       settleMs: exitCode === null || exitCode === 137 || exitCode === 143 ? LOST_SETTLE_MS : 0,
       clock: this.clock,

@@ -59,20 +59,24 @@ describe('Sandbox.whenIdle on the clock', () => {
 });
 
 describe("a command ended by a signal we did not send: the container's state, looked at on the clock", () => {
-  test.each([137, 143])('exit %i while the engine still shows the container running: looked at again, found stopped', async (code) => {
-    const { engine, sandbox, clock } = await setup({ frames: [out('partial\n')], exitCode: code });
-    clock.onSleep = (slept) => {
-      if (slept.length === 2) void engine.stopContainer(sandbox.id, 0);
-    };
-    const r = await sandbox.exec('make');
-    expect(clock.slept).toEqual([50, 50]);
-    expect(r.reason).toMatch(/^the container (stopped|was removed) while the command ran/);
-    const next = await sandboxError(() => sandbox.exec('true'));
-    expect(next.code).toBe('CONTAINER_NOT_FOUND');
-    expect(next.message).toMatch(
-      new RegExp(`^Container ${sandbox.name} is no longer running: the container .* while the command ran.*\\. Start a new one\\.$`),
-    );
-  });
+  // null: a kept shell killed from outside under the command gives it no exit code of its own.
+  test.each([137, 143, null])(
+    'exit %p while the engine still shows the container running: looked at again, found stopped',
+    async (code) => {
+      const { engine, sandbox, clock } = await setup({ frames: [out('partial\n')], exitCode: code });
+      clock.onSleep = (slept) => {
+        if (slept.length === 2) void engine.stopContainer(sandbox.id, 0);
+      };
+      const r = await sandbox.exec('make');
+      expect(clock.slept).toEqual([50, 50]);
+      expect(r.reason).toMatch(/^the container (stopped|was removed) while the command ran/);
+      const next = await sandboxError(() => sandbox.exec('true'));
+      expect(next.code).toBe('CONTAINER_NOT_FOUND');
+      expect(next.message).toMatch(
+        new RegExp(`^Container ${sandbox.name} is no longer running: the container .* while the command ran.*\\. Start a new one\\.$`),
+      );
+    },
+  );
 
   test('exit 137 and the container still runs after 300 ms of the clock: the command was killed, the container is fine', async () => {
     const { sandbox, clock } = await setup({ frames: [], exitCode: 137 });
@@ -83,7 +87,7 @@ describe("a command ended by a signal we did not send: the container's state, lo
     expect((await sandbox.exec('true')).exitCode).toBe(137);
   });
 
-  test.each([139, null])('exit %p: one look, no second (only a kill from outside is slow to show)', async (code) => {
+  test.each([139, 255])('exit %p: one look, no second (only a kill from outside is slow to show)', async (code) => {
     const { engine, sandbox, clock } = await setup({ frames: [], exitCode: code });
     engine.clearCalls();
     const r = await sandbox.exec('./crash');
