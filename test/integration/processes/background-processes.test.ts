@@ -146,16 +146,31 @@ describe('handing over, waiting, limits', () => {
     );
   });
 
-  test.concurrent("a command's timeout spares a background process started while it ran", async () => {
+  test.concurrent("a command's timeout spares a background process started while it ran, and the daemon it left", async () => {
     await withSandbox(async (sb) => {
       const fg = sb.exec('sleep 5001', { timeoutMs: 3_000 });
       await new Promise((r) => setTimeout(r, 800));
-      const p = await started(sb, 'sleep 5002');
+      // The daemon is re-parented to init and started after the command: only its mark says whose it is.
+      const p = await started(sb, "setsid sh -c 'sleep 5002 &'; sleep 5003");
       expect((await fg).timedOut).toBe(true);
       const left = await commandLines(sb);
       expect(left).not.toContain('sleep 5001');
       expect(left).toContain('sleep 5002');
+      expect(left).toContain('sleep 5003');
       expect(sb.listProcesses()[0]).toMatchObject({ processId: p.processId, status: 'running' });
+    });
+  });
+
+  test.concurrent("a process's stop spares the daemon of another process started after it", async () => {
+    await withSandbox(async (sb) => {
+      const first = await started(sb, 'sleep 7001');
+      await started(sb, "setsid sh -c 'sleep 7002 &'; sleep 7003");
+      for (let i = 0; i < 50 && !(await commandLines(sb)).includes('sleep 7002'); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await sb.stopProcess(first.processId)).toMatchObject({ verified: true });
+      const left = await commandLines(sb);
+      expect(left).not.toContain('sleep 7001');
+      expect(left).toContain('sleep 7002');
+      expect(left).toContain('sleep 7003');
     });
   });
 
