@@ -48,7 +48,7 @@ export interface ProcessRunOptions {
 }
 
 /** Ended processes kept for a last read, the oldest dropped first. */
-const MAX_ENDED_KEPT = 32;
+const MAX_ENDED_KEPT = 8;
 /** Bytes of each process's output kept in memory for reads since a line. */
 export const PROCESS_WINDOW_BYTES = 1024 * 1024;
 
