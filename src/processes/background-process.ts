@@ -182,8 +182,8 @@ export class BackgroundProcess {
   }
 
   /** Writes to its stdin (kept open since the start); `end` closes it after. */
-  write(text: string, end = false): number {
-    const bytes = Buffer.from(text);
+  write(text: string | Buffer, end = false): number {
+    const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
     this.input.write(bytes);
     if (end) this.input.end();
     return bytes.length;

@@ -45,6 +45,8 @@ export type BackgroundExecOptions = ExecOptions & ({ background: true } | { yiel
 export interface ProcessRunOptions {
   env?: Record<string, string>;
   workdir?: string;
+  /** Its first input; stdin stays open after it (writeProcessInput). */
+  stdin?: string | Buffer;
 }
 
 /** Ended processes kept for a last read, the oldest dropped first. */
@@ -178,6 +180,7 @@ export class ProcessTable {
         workdir: o.workdir ?? this.deps.folder(),
         ...(o.env ? { env: o.env } : {}),
       });
+      if (o.stdin !== undefined && o.stdin.length > 0) p.write(o.stdin);
       this.procs.set(id, p);
       return p;
     } finally {

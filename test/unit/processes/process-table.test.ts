@@ -46,6 +46,13 @@ describe('the process table', () => {
     expect(exec.spec.background).toBe(true);
     expect(typeof (exec.spec.stdin as AsyncIterable<Buffer>)[Symbol.asyncIterator]).toBe('function');
     expect(exec.spec.env?.some((v) => v.startsWith('GENAICODE_DOCKER_EXEC='))).toBe(true);
+    // A first input given with the start is written, and the input stays open for more.
+    await sb.exec('reader', { background: true, stdin: 'first\n' });
+    const input = engine.execs.filter((e) => e.kind === 'command')[1]!.spec.stdin as AsyncIterable<Buffer>;
+    const it = input[Symbol.asyncIterator]();
+    expect(String((await it.next()).value)).toBe('first\n');
+    sb.writeProcessInput('p2', 'more\n');
+    expect(String((await it.next()).value)).toBe('more\n');
   });
 
   test('the stop kills by the process mark and reports it; the container stop lists what still ran', async () => {
