@@ -59,6 +59,8 @@ export interface ErrorData {
     tool?: string;
     endLine?: number;
     occurrences?: number;
+    /** A background process of the container (processes/). */
+    processId?: string;
   };
   CONTAINER_NOT_FOUND: CommonErrorData & {
     containerId: string;

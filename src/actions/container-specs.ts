@@ -62,6 +62,8 @@ export const RUN_COMMAND = defineActionSpec({
       )
       .describe('shell command line'),
     timeoutMs: z.number().int().min(BOUNDS.timeoutMs.min).max(MAX_COMMAND_TIMEOUT_MS).describe('timeout in milliseconds').optional(),
+    background: z.boolean().describe('run in the background: answers { processId, status, outputSoFar } at once').optional(),
+    yieldMs: z.number().int().min(0).max(MAX_COMMAND_TIMEOUT_MS).describe('still running after this long: answer as background').optional(),
   }),
   configNotes: (config) => ({ timeoutMs: `default ${config.exec.timeoutMs}, at most ${MAX_COMMAND_TIMEOUT_MS}` }),
 });

@@ -13,6 +13,8 @@ export class CommandCapture {
   readonly stdout: StreamWindow;
   readonly stderr: StreamWindow;
   readonly protocol = new WrapperStderr();
+  /** Also given every byte of the command's own output, in arrival order (a background process's line window). */
+  tap: ((chunk: Buffer) => void) | undefined;
 
   constructor(logs: LogStore, label: string, limits: { maxBytes: number; maxLines: number }) {
     // A log that cannot be written (disk full, a folder that is not ours) does not stop the
@@ -43,6 +45,7 @@ export class CommandCapture {
 
   private take(window: StreamWindow, chunk: Buffer): void {
     window.push(chunk);
+    this.tap?.(chunk);
     // A synchronous write: while it runs no more output is read, which is the backpressure.
     this.log.write(chunk);
   }

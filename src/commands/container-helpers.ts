@@ -6,6 +6,7 @@ import {
   type Counters,
   KILL_TREE_SCRIPT,
   MOUNTINFO_SCRIPT,
+  NET_TCP_SCRIPT,
   parseTrailer,
   READ_COUNTERS_SCRIPT,
   REMOVE_FILES_SCRIPT,
@@ -34,6 +35,11 @@ export class ContainerHelpers {
   /** The container's mount table (/proc/self/mountinfo), read with shell builtins. */
   async mountTable(): Promise<string> {
     return (await this.runHelper(MOUNTINFO_SCRIPT, [])).stdout;
+  }
+
+  /** The container's TCP socket tables (/proc/net/tcp and tcp6), read with shell builtins. */
+  async tcpTables(): Promise<string> {
+    return (await this.runHelper(NET_TCP_SCRIPT, [])).stdout;
   }
 
   /**

@@ -15,6 +15,10 @@ export interface ExecOptions {
    * container without passing through a command line. Without it, stdin is empty.
    */
   stdin?: string | Buffer;
+  /** Run it as a background process (Sandbox.exec then answers with its handle at once). */
+  background?: boolean;
+  /** Wait this long for its end, then hand it to the background processes and answer with its handle. */
+  yieldMs?: number;
 }
 
 /**

@@ -41,6 +41,8 @@ export const LEASE_WATCH_SCRIPT = containerScript('lease-watch');
 export const REMOVE_FILES_SCRIPT = containerScript('remove-files');
 /** The kept shell, one per container (commands/kept-shell.ts): `sh -c KEPT_SHELL_SCRIPT kept-shell`, requests on stdin; its first line names it in a process list. */
 export const KEPT_SHELL_SCRIPT = `: kept-shell\n${COUNTERS}\n${containerScript('kept-shell')}`;
+/** Prints the container's TCP socket tables (/proc/net/tcp and tcp6) for a wait on a port (processes/listening-ports.ts). */
+export const NET_TCP_SCRIPT = containerScript('net-tcp');
 /** Prints the counters as a trailer on stdout. */
 export const READ_COUNTERS_SCRIPT = `${COUNTERS}\n${containerScript('read-counters')}`;
 

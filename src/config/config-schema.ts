@@ -235,6 +235,8 @@ export const ConfigSchema = z
          * over; false: one engine exec per command (an image whose /bin/sh cannot keep one). @default true
          */
         keptShell: z.boolean().default(true),
+        /** Background processes (runCommand's background or yieldMs) one container may run at once. @default 8 */
+        maxProcesses: z.number().int().min(1).max(64).default(8),
       })
       .strict()
       .default({}),

@@ -13,6 +13,7 @@ import {
 } from '../actions/container-specs.js';
 import { EDIT_CONTAINER_FILE, LIST_CONTAINER_DIRECTORY, READ_CONTAINER_FILE, WRITE_CONTAINER_FILE } from '../actions/file-specs.js';
 import { READ_LOG, readLogLines } from '../actions/read-log.js';
+import { handleOutcome, isProcessHandle, PROCESS_ACTIONS, runCommandIn } from '../actions/process-actions.js';
 import { answerForModel, buildCommandAnswer } from '../answer/command-answer.js';
 import { buildCodeAnswer } from '../code/code-answer.js';
 import { SandboxError } from '../errors.js';
@@ -62,7 +63,11 @@ const runCommand = mcpTool(
   }),
   async (args, ctx) => {
     const sandbox = sandboxOf(ctx, args.containerId);
-    const result = await sandbox.exec(args.cmd, { ...(args.timeoutMs ? { timeoutMs: args.timeoutMs } : {}), signal: ctx.signal });
+    const result = await runCommandIn(sandbox, args.cmd, { ...args, signal: ctx.signal });
+    if (isProcessHandle(result)) {
+      const { answer, userText } = handleOutcome(sandbox.name, args.cmd, result);
+      return { answer: { ...answer, logPath: result.logPath }, userText };
+    }
     const answer = await buildCommandAnswer(result, {
       thresholdBytes: ctx.runtime.config.plugin.summaryThresholdBytes,
       ...(ctx.summarizer ? { summarizer: ctx.summarizer } : {}),
@@ -81,8 +86,14 @@ const stopContainer = mcpTool(
     const sandbox = sandboxOf(ctx, args.containerId);
     await sandbox.stop();
     const projectChanges = await sandbox.projectChanges();
+    const stopped = sandbox.stoppedProcesses.map((p) => ({ processId: p.processId, command: p.command }));
     return {
-      answer: { status: 'removed', name: sandbox.name, ...(projectChanges ? { projectChanges } : {}) },
+      answer: {
+        status: 'removed',
+        name: sandbox.name,
+        ...(projectChanges ? { projectChanges } : {}),
+        ...(stopped.length ? { processesStopped: stopped } : {}),
+      },
       userText: `Stopped and removed container ${sandbox.name}${projectChanges ? `; ${changesLine(projectChanges)}` : ''}.`,
     };
   },
@@ -167,6 +178,23 @@ const readLog = mcpTool(READ_LOG, readOnly, async (args, ctx) => {
   return { answer: { ...r }, userText: `Read ${r.logPath} lines ${r.startLine}-${r.endLine}.` };
 });
 
+/** The background-process tools: reads and waits change nothing; a write or a stop acts on a process. */
+const processTools = PROCESS_ACTIONS.map(({ spec, run }) =>
+  mcpTool(
+    spec,
+    () => {
+      const reads = spec.name === 'readProcessOutput' || spec.name === 'listProcesses' || spec.name.startsWith('waitFor');
+      return {
+        readOnlyHint: reads,
+        destructiveHint: spec.name === 'stopProcess',
+        idempotentHint: spec.name === 'listProcesses',
+        openWorldHint: false,
+      };
+    },
+    async (args, ctx) => run(sandboxOf(ctx, String(args.containerId)), args),
+  ),
+);
+
 /** Every tool of the server, in the order clients list them. */
 export const MCP_TOOLS: readonly McpTool[] = [
   startContainer,
@@ -179,4 +207,5 @@ export const MCP_TOOLS: readonly McpTool[] = [
   editContainerFile,
   readLog,
   RUN_CONTAINER_TASK_TOOL,
+  ...processTools,
 ];

@@ -4,6 +4,7 @@ import { createDockerActionHandlers } from './steps/step-ask-question/handlers/d
 import { createRunContainerTaskHandler } from './steps/step-ask-question/handlers/run-container-task.js';
 import { createCodeExecuteHandler } from './steps/step-ask-question/handlers/code-execute.js';
 import { createContainerFileHandlers } from './steps/step-ask-question/handlers/container-files.js';
+import { createProcessHandlers } from './steps/step-ask-question/handlers/processes.js';
 import { dockerSystemPrompt, installSystemPrompt } from './system-prompt.js';
 import { swallowed } from '../debug.js';
 import { prePullAtLoad } from './pre-pull-at-load.js';
@@ -52,6 +53,7 @@ export function createDockerPlugin(options: DockerPluginOptions = {}): Plugin {
       runContainerTask: createRunContainerTaskHandler(runtime),
       codeExecute: createCodeExecuteHandler(runtime),
       ...createContainerFileHandlers(runtime),
+      ...createProcessHandlers(runtime),
     },
   };
 }

@@ -12,11 +12,11 @@ export function dockerSystemPrompt(config: Config | undefined, actions: { task: 
     '## Docker sandbox (genaicode-docker)',
     `Docker actions now available (the actionType of ${host.dispatcher}; always with the plugin: prefix):`,
     '• plugin:startContainer({ image, name? })',
-    '• plugin:runCommand({ containerId, cmd, timeoutMs? })',
+    '• plugin:runCommand({ containerId, cmd, timeoutMs?, background?, yieldMs? }): with background, or past yieldMs, answers { processId }; then plugin:readProcessOutput/writeProcessInput/waitForOutput/stopProcess (containerId, processId), waitForPort (containerId, port), listProcesses',
     '• plugin:stopContainer({ containerId })',
     '• plugin:readContainerFile({ containerId, path, startLine?, endLine? }), plugin:writeContainerFile({ containerId, path, content }), plugin:listContainerDirectory({ containerId, path?, depth? }), plugin:editContainerFile({ containerId, path, oldText, newText })',
     'Files: paths are relative to the container working folder (/workspace) or absolute inside it; prefer these actions to cat/echo in runCommand (no quoting, exact content).',
-    'runCommand runs in one shell per container: cd and export carry over to the next command, as at a terminal (the answer gives folder when it changes).',
+    'runCommand keeps one shell per container: cd and export carry over, as at a terminal.',
     'Note: short command output comes back whole (output); long output as a short summary with the lines needed to fix a failure verbatim (keyLines); the full log is on disk.',
     'Always stop containers when done; every container is also removed when genaicode ends.',
   ];
@@ -39,7 +39,7 @@ export function dockerSystemPrompt(config: Config | undefined, actions: { task: 
       '• plugin:codeExecute({ language: "python" | "bash", code, timeoutSeconds? })',
       `It has python3, bash and curl; ${c ? `${Math.round(c.memory / 1024 ** 2)} MiB, ${c.cpus} CPU, network ${c.network}, ${c.timeoutSeconds} s limit by default` : 'tight limits'}; the root is read-only, /tmp is writable. ` +
         'Calls reuse one container: keep state in files under /tmp, and expect it gone when the answer says stateLost. ' +
-        'Patterns: process data with Python and print JSON; fetch with curl (only when the network is on); prefer several small calls to one long one; print only what you need (long output is cut).',
+        'Prefer several small calls to one long one; print only what you need (long output is cut).',
     );
   }
   if (config) {

@@ -36,6 +36,8 @@ export const ExecOptionsSchema = z.looseObject({
   workdir: absolutePath.optional(),
   env: environment.optional(),
   label: z.string().optional(),
+  background: z.boolean().optional(),
+  yieldMs: whole({ min: 0, max: BOUNDS.timeoutMs.max }).optional(),
   stdin: z
     .union([z.string(), z.instanceof(Buffer)])
     .refine((v) => Buffer.byteLength(v) <= BOUNDS.stdinBytes.max, `at most ${BOUNDS.stdinBytes.max} bytes`)

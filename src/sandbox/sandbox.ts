@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
+import type { ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
-import type { LogStore } from '../capture/log-store.js';
 import { CommandCapture } from '../commands/command-capture.js';
 import { DiskWatch } from '../commands/disk-watch.js';
 import { awaitCommandEnd, type CommandEnding } from '../commands/command-end.js';
@@ -11,19 +10,20 @@ import { fitsKeptShell, KeptShell, type KeptRun } from '../commands/kept-shell.j
 import {
   ContainerFiles,
   type EditFileResult,
-  type FileLimits,
   type ListDirectoryResult,
   type ReadFileResult,
   type WriteFileResult,
 } from '../files/container-files.js';
 import { validateExecOptions } from './option-schemas.js';
 import type { ExecOptions, ExecResult } from '../commands/exec-types.js';
-import { wrapCommand } from '../commands/wrapper-protocol.js';
+import { startWrappedExec, type WrappedExecOptions } from '../commands/wrapped-exec.js';
 import { containerGoneError, isGoneError, lookGone, lostWhileRunning, UNANSWERED_MS, UNANSWERED_REASON } from '../engine/container-gone.js';
 import { poll, systemClock, within, type Clock } from '../retry.js';
 import { swallowed } from '../debug.js';
 import { ProjectOverlayState } from './project-overlay-state.js';
 import type { ProjectChanges } from '../project/project-changes.js';
+import type { SandboxDeps, SandboxInfo } from './sandbox-types.js';
+import { ProcessTable, type BackgroundExecOptions, type ProcessInfo, type ProcessStarted } from '../processes/process-table.js';
 
 export { CANCELED_EXIT_CODE, TIMEOUT_EXIT_CODE } from '../commands/exec-result.js';
 /** Environment variable marking every process a command starts. */
@@ -38,36 +38,7 @@ interface RunningSlot {
   readonly execMark: string;
 }
 
-export interface SandboxInfo {
-  id: string;
-  name: string;
-  image: string;
-  sessionId: string;
-  workdir: string;
-  createdAt: Date;
-  expiresAt: Date;
-  memoryBytes: number;
-  pidsLimit: number;
-  /** The container user's numeric ids, when the host chose them (`uid:gid`). */
-  userIds?: { uid: number; gid: number };
-  /** The project, when it is mounted: its host folder, where it is in the container, and how. */
-  project?: { hostRoot: string; containerRoot: string; mount: 'ro' | 'scratch' | 'rw' };
-}
-
-interface SandboxDeps {
-  engine: ContainerEngine;
-  logs: LogStore;
-  /** `keptShell`: commands in one long-lived shell (config exec.keptShell, on by default there). */
-  exec: { timeoutMs: number; maxBytes: number; maxLines: number; keptShell?: boolean };
-  /** The writable layer's limit; `measured` where the engine cannot enforce it (no quota). */
-  disk: { limitBytes: number; measured: boolean };
-  onStopped: (sandbox: Sandbox) => void;
-  files: FileLimits;
-  /** With a writable or scratch project: the overlay's folders (project-overlay.ts). */
-  overlay?: { dir: string; upper: string };
-  /** What the waits (an idle sandbox, a second look at a stopped one, a kill's retries) wait on. @default systemClock */
-  clock?: Clock;
-}
+export type { SandboxInfo } from './sandbox-types.js';
 
 /** One started container: run commands in it, then stop it. `stop()` is idempotent. */
 export class Sandbox implements AsyncDisposable {
@@ -93,10 +64,14 @@ export class Sandbox implements AsyncDisposable {
   private readonly diskWatch: DiskWatch | undefined;
   /** The shell commands run in, one after another, keeping `cd` and `export` (unless exec.keptShell is false). */
   private readonly shell: KeptShell | undefined;
+  /** Background processes (processes/): runCommand's background and yieldMs; the methods below delegate to it. */
+  private readonly processes: ProcessTable;
+  /** The processes that were still running when the container stopped. */
+  stoppedProcesses: ProcessInfo[] = [];
 
   constructor(
     readonly info: Readonly<SandboxInfo>,
-    private readonly deps: SandboxDeps,
+    private readonly deps: SandboxDeps<Sandbox>,
   ) {
     this.clock = deps.clock ?? systemClock;
     this.helpers = new ContainerHelpers(deps.engine, info.id, deps.clock);
@@ -109,6 +84,19 @@ export class Sandbox implements AsyncDisposable {
         markVar: EXEC_MARK_VAR,
         killMarked: (marker) => this.helpers.killTree(0, marker, [], this.keepAliveSeconds()),
       });
+    this.processes = new ProcessTable({
+      ...deps,
+      containerId: info.id,
+      limits: deps.exec,
+      helpers: this.helpers,
+      markVar: EXEC_MARK_VAR,
+      folder: () => this.shell?.currentFolder ?? info.workdir,
+      otherMarks: () => [...[...this.running].map((r) => r.execMark), ...(this.shell?.marker ? [this.shell.marker] : [])],
+      keepAliveSeconds: () => this.keepAliveSeconds(),
+      checkLive: () => this.checkLive(),
+      info,
+      diskLimitBytes: deps.disk.limitBytes,
+    });
     const project = info.project;
     if (project && project.mount !== 'ro' && deps.overlay)
       this.overlay = new ProjectOverlayState(project.mount, project.hostRoot, project.containerRoot, deps.overlay, this.helpers);
@@ -188,11 +176,15 @@ export class Sandbox implements AsyncDisposable {
    * process tree in the container.
    * @throws SandboxError only for infrastructure failures (container gone, engine down).
    */
-  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+  async exec(command: string | readonly string[], options: BackgroundExecOptions): Promise<ExecResult | ProcessStarted>;
+  async exec(command: string | readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  async exec(command: string | readonly string[], options: ExecOptions = {}): Promise<ExecResult | ProcessStarted> {
     const timeoutMs = validateExecOptions(options, this.deps.exec.timeoutMs);
     const commandText = typeof command === 'string' ? command : command.join(' ');
     if (commandText.trim() === '') throw new SandboxError('INVALID_ARGUMENT', 'The command is empty.');
     this.checkLive();
+    // In the background, or until yieldMs: a wrapped exec of its own in the process table, never the kept shell.
+    if (options.background || options.yieldMs !== undefined) return this.processes.run(command, options);
     if (options.signal?.aborted)
       throw new SandboxError('ABORTED', `Not started: the operation was aborted before "${commandText.slice(0, 80)}" ran.`);
 
@@ -214,7 +206,9 @@ export class Sandbox implements AsyncDisposable {
       // One command at a time in the kept shell; a second one beside it gets an exec of its own.
       if (this.shell && !this.shell.busy && fitsKeptShell(command, options))
         kept = await this.shell.run(command, execMark, capture.onOutput);
-      const live = kept?.session ?? (await this.launch(command, options, capture, execMark));
+      const live =
+        kept?.session ??
+        (await startWrappedExec(this.deps.engine, this.id, command, { ...this.wrapped(options), execMark }, capture.onOutput));
       launched = true;
       ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, slot, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
@@ -270,24 +264,14 @@ export class Sandbox implements AsyncDisposable {
     return slot;
   }
 
-  /** Starts the wrapped command; its output flows into `capture`. */
-  private launch(
-    command: string | readonly string[],
-    options: ExecOptions,
-    capture: CommandCapture,
-    execMark: string,
-  ): Promise<ExecSession> {
-    const env = [execMark, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
-    return this.deps.engine.exec(
-      this.id,
-      {
-        cmd: wrapCommand(command),
-        env,
-        workdir: options.workdir ?? this.shell?.currentFolder ?? this.info.workdir,
-        ...(options.stdin !== undefined ? { stdin: Buffer.isBuffer(options.stdin) ? options.stdin : Buffer.from(options.stdin) } : {}),
-      },
-      capture.onOutput,
-    );
+  /** A plain command's folder (the kept shell's unless it names one), environment, and stdin as bytes. */
+  private wrapped(o: ExecOptions): Omit<WrappedExecOptions, 'execMark'> {
+    const stdin = o.stdin === undefined ? undefined : Buffer.isBuffer(o.stdin) ? o.stdin : Buffer.from(o.stdin);
+    return {
+      workdir: o.workdir ?? this.shell?.currentFolder ?? this.info.workdir,
+      ...(o.env ? { env: o.env } : {}),
+      ...(stdin ? { stdin } : {}),
+    };
   }
 
   /** Waits for the command's output to end (command-end.ts); a timeout or an abort kills its tree, sparing the other commands'. */
@@ -304,6 +288,7 @@ export class Sandbox implements AsyncDisposable {
       otherMarks: () => [
         ...[...this.running].filter((r) => r !== o.slot).map((r) => r.execMark),
         ...(this.shell?.marker ? [this.shell.marker] : []),
+        ...this.processes.marks(),
       ],
       keepAliveSeconds: this.keepAliveSeconds(),
       helpers: this.helpers,
@@ -379,6 +364,7 @@ export class Sandbox implements AsyncDisposable {
       this.stopped = true;
       this.diskWatch?.stop();
       this.shell?.stop();
+      if (!this.stoppedProcesses.length) this.stoppedProcesses = this.processes.containerEnding();
       try {
         let existed = true;
         try {
@@ -402,6 +388,15 @@ export class Sandbox implements AsyncDisposable {
     })();
     return this.stopping;
   }
+
+  /** Background processes (processes/process-table.ts): they run until stopped, or until the container ends. */
+  readonly startProcess: ProcessTable['start'] = (...a) => this.processes.start(...a);
+  readonly readProcessOutput: ProcessTable['read'] = (...a) => this.processes.read(...a);
+  readonly writeProcessInput: ProcessTable['write'] = (...a) => this.processes.write(...a);
+  readonly stopProcess: ProcessTable['stop'] = (...a) => this.processes.stop(...a);
+  readonly listProcesses: ProcessTable['list'] = () => this.processes.list();
+  readonly waitForPort: ProcessTable['waitForPort'] = (...a) => this.processes.waitForPort(...a);
+  readonly waitForOutput: ProcessTable['waitForOutput'] = (...a) => this.processes.waitForOutput(...a);
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();

@@ -19,6 +19,7 @@ const LAYERS: Array<{ name: string; holds: (path: string) => boolean }> = [
   { name: 'images', holds: (p) => p.startsWith('images/') },
   { name: 'host project', holds: (p) => p.startsWith('project/') },
   { name: 'commands', holds: (p) => p.startsWith('commands/') },
+  { name: 'processes', holds: (p) => p.startsWith('processes/') },
   { name: 'files', holds: (p) => p.startsWith('files/') },
   { name: 'sandbox', holds: (p) => p.startsWith('sandbox/') },
   { name: 'answer', holds: (p) => p.startsWith('answer/') },

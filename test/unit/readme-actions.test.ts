@@ -7,6 +7,7 @@ import { CODE_EXECUTE } from '../../src/actions/code-spec.js';
 import { RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../src/actions/container-specs.js';
 import { EDIT_CONTAINER_FILE, LIST_CONTAINER_DIRECTORY, READ_CONTAINER_FILE, WRITE_CONTAINER_FILE } from '../../src/actions/file-specs.js';
 import { RUN_CONTAINER_TASK } from '../../src/actions/task-spec.js';
+import { PROCESS_SPECS } from '../../src/actions/process-specs.js';
 
 /** The README's front page: the actions table and the error list are checked against the code. */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -21,6 +22,7 @@ const SPECS = [
   LIST_CONTAINER_DIRECTORY,
   EDIT_CONTAINER_FILE,
   CODE_EXECUTE,
+  ...PROCESS_SPECS,
 ];
 
 test.each(SPECS.map((s) => [s.name, s] as const))('plugin:%s: its row names exactly the arguments its schema takes', (name, spec) => {

@@ -45,7 +45,13 @@ test('the inspector lists the tools with their schemas and annotations', () => {
   const tools = (r.json as { tools: Array<{ name: string; inputSchema: { properties: Record<string, unknown> }; annotations: object }> })
     .tools;
   expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['startContainer', 'runCommand', 'codeExecute', 'readLog']));
-  expect(Object.keys(tools.find((t) => t.name === 'runCommand')!.inputSchema.properties)).toEqual(['containerId', 'cmd', 'timeoutMs']);
+  expect(Object.keys(tools.find((t) => t.name === 'runCommand')!.inputSchema.properties)).toEqual([
+    'containerId',
+    'cmd',
+    'timeoutMs',
+    'background',
+    'yieldMs',
+  ]);
   expect(tools.find((t) => t.name === 'readContainerFile')!.annotations).toMatchObject({ readOnlyHint: true });
 }, 120_000);
 

@@ -63,6 +63,12 @@ test('tools/list: every tool with the schema the GenAIcode action has, and annot
     'listContainerDirectory',
     'editContainerFile',
     'readLog',
+    'readProcessOutput',
+    'writeProcessInput',
+    'stopProcess',
+    'listProcesses',
+    'waitForPort',
+    'waitForOutput',
   ]);
   // One place per fact: the same JSON Schema the plugin's function definition has, notes included.
   // The server's configuration: its own project folder and config home, no GENAICODE_DOCKER_* set.
@@ -77,6 +83,38 @@ test('tools/list: every tool with the schema the GenAIcode action has, and annot
   expect(byName.startContainer).toMatchObject({ openWorldHint: true });
   await s.client.close();
 }, 60_000);
+
+test('a background process through the tools: started, waited on, fed, read, stopped; the container stop lists what ran', async () => {
+  const s = await open();
+  const id = answerOf(await s.call('startContainer', { image: MINIMAL_IMAGE })).name as string;
+  const started = answerOf(
+    await s.call('runCommand', { containerId: id, cmd: 'echo ready; while read -r l; do echo "got:$l"; done', background: true }),
+  );
+  expect(started).toMatchObject({ processId: 'p1', status: 'running', logPath: expect.stringContaining('bg-p1') });
+  expect(answerOf(await s.call('waitForOutput', { containerId: id, processId: 'p1', pattern: 'ready', timeoutMs: 10_000 }))).toMatchObject({
+    found: true,
+  });
+  expect(answerOf(await s.call('writeProcessInput', { containerId: id, processId: 'p1', text: 'x\n' }))).toMatchObject({ bytes: 2 });
+  expect(answerOf(await s.call('waitForOutput', { containerId: id, processId: 'p1', pattern: 'got:x', timeoutMs: 10_000 }))).toMatchObject({
+    found: true,
+    line: 2,
+  });
+  expect(answerOf(await s.call('readProcessOutput', { containerId: id, processId: 'p1' }))).toMatchObject({
+    fromLine: 1,
+    toLine: 2,
+    output: 'ready\ngot:x\n',
+  });
+  expect(answerOf(await s.call('listProcesses', { containerId: id }))).toMatchObject({
+    processes: [{ processId: 'p1', status: 'running' }],
+  });
+  const second = answerOf(await s.call('runCommand', { containerId: id, cmd: 'sleep 300', yieldMs: 200 }));
+  expect(second).toMatchObject({ processId: 'p2', status: 'running' });
+  expect(answerOf(await s.call('stopProcess', { containerId: id, processId: 'p1' }))).toMatchObject({ status: 'stopped', verified: true });
+  expect(answerOf(await s.call('stopContainer', { containerId: id }))).toMatchObject({
+    processesStopped: [{ processId: 'p2', command: 'sleep 300' }],
+  });
+  await s.client.close();
+}, 120_000);
 
 test('start, run, the file tools, readLog, a long output, code, stop: the answers as text and structuredContent', async () => {
   const s = await open();

@@ -52,7 +52,7 @@ describe('loadConfig: defaults', () => {
     expect(c.workdir).toBe('/workspace');
     expect(c.mountAllow).toEqual([]);
     expect(c.ttlSeconds).toBe(7200);
-    expect(c.exec).toEqual({ timeoutMs: 300_000, maxBytes: 16 * 1024, maxLines: 500, keptShell: true });
+    expect(c.exec).toEqual({ timeoutMs: 300_000, maxBytes: 16 * 1024, maxLines: 500, keptShell: true, maxProcesses: 8 });
     expect(c.logs).toEqual({
       dir: join(homedir(), '.local', 'state', 'genaicode-docker', 'logs'),
       maxTotalBytes: GiB,
@@ -175,7 +175,7 @@ describe('loadConfig: precedence defaults < file < env < overrides', () => {
       overrides: { limits: { pids: 300 } },
     });
     expect(c.limits).toEqual({ memory: 256 * MiB, cpus: 3, pids: 300, disk: 2 * GiB });
-    expect(c.exec).toEqual({ timeoutMs: 5000, maxBytes: 4096, maxLines: 500, keptShell: true });
+    expect(c.exec).toEqual({ timeoutMs: 5000, maxBytes: 4096, maxLines: 500, keptShell: true, maxProcesses: 8 });
     expect(c.images.allow).toEqual(['c:*']);
     expect(c.workdir).toBe('/src');
     expect(c.network).toBe('none');

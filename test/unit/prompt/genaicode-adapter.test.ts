@@ -99,7 +99,7 @@ const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 const RAW_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 describe('the plugin', () => {
-  test('has the nine actions, each described with the arguments its schema takes', () => {
+  test('has the fifteen actions, each described with the arguments its schema takes', () => {
     const { plugin } = setup();
     expect(plugin.name).toBe('genaicode-docker');
     const handlers = plugin.actionHandlers ?? {};
@@ -107,12 +107,18 @@ describe('the plugin', () => {
       'codeExecute',
       'editContainerFile',
       'listContainerDirectory',
+      'listProcesses',
       'readContainerFile',
+      'readProcessOutput',
       'runCommand',
       'runContainerTask',
       'startContainer',
       'stopContainer',
+      'stopProcess',
+      'waitForOutput',
+      'waitForPort',
       'writeContainerFile',
+      'writeProcessInput',
     ]);
     expect(handlers.readContainerFile?.description).toContain('(args: containerId, path, startLine?, endLine?)');
     expect(handlers.writeContainerFile?.description).toContain('(args: containerId, path, content)');
@@ -120,7 +126,9 @@ describe('the plugin', () => {
     expect(handlers.editContainerFile?.description).toContain('(args: containerId, path, oldText, newText)');
     expect(handlers.codeExecute?.description).toContain('(args: language, code, timeoutSeconds?)');
     expect(handlers.startContainer?.description).toContain('(args: image?, language?, name?, project?, keepAfterConversation?)');
-    expect(handlers.runCommand?.description).toContain('(args: containerId, cmd, timeoutMs?)');
+    expect(handlers.runCommand?.description).toContain('(args: containerId, cmd, timeoutMs?, background?, yieldMs?)');
+    expect(handlers.readProcessOutput?.description).toContain('(args: containerId, processId, sinceLine?)');
+    expect(handlers.waitForPort?.description).toContain('(args: containerId, port, timeoutMs?)');
     expect(handlers.stopContainer?.description).toContain('(args: containerId)');
     expect(handlers.runContainerTask?.description).toContain(
       '(args: image?, language?, taskDescription, workingDir?, maxCommands?, project?)',
@@ -155,7 +163,7 @@ describe('asking the model for the arguments', () => {
     const [def] = call!.functionDefs;
     expect(def!.name).toBe('runCommand');
     expect(def!.parameters.type).toBe('object');
-    expect(Object.keys(def!.parameters.properties)).toEqual(['containerId', 'cmd', 'timeoutMs']);
+    expect(Object.keys(def!.parameters.properties)).toEqual(['containerId', 'cmd', 'timeoutMs', 'background', 'yieldMs']);
     expect(def!.parameters.required).toEqual(['containerId', 'cmd']);
     // A configuration-dependent note on the field: the default timeout and the cap.
     expect(def!.parameters.properties.timeoutMs).toMatchObject({ type: 'integer', description: expect.stringContaining('default 300000') });

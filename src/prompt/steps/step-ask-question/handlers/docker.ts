@@ -8,6 +8,7 @@ import { actionListLine } from '../../../../actions/action-spec.js';
 import { MAX_COMMAND_TIMEOUT_MS, RUN_COMMAND, START_CONTAINER, STOP_CONTAINER } from '../../../../actions/container-specs.js';
 import { commandUserText, noSuchContainer, startAnswer } from '../../../../actions/answers.js';
 import { defineAction } from './define-action.js';
+import { handleOutcome, isProcessHandle, runCommandIn } from '../../../../actions/process-actions.js';
 
 export function createDockerActionHandlers(
   runtime: PluginRuntime,
@@ -34,12 +35,16 @@ export function createDockerActionHandlers(
   });
 
   const runCommand = defineAction(runtime, RUN_COMMAND, async ({ args, host, props, reply }) => {
-    const { containerId, cmd, timeoutMs } = args;
+    const { containerId, cmd, timeoutMs, background, yieldMs } = args;
     const sandbox = runtime.manager().get(containerId);
     if (!sandbox) throw noSuchContainer(runtime.manager(), containerId);
     await props.waitIfPaused();
     const signal = host.abortSignal();
-    const result = await sandbox.exec(cmd, { ...(timeoutMs ? { timeoutMs } : {}), ...(signal ? { signal } : {}) });
+    const result = await runCommandIn(sandbox, cmd, { timeoutMs, signal, background, yieldMs });
+    if (isProcessHandle(result)) {
+      const { answer, userText } = handleOutcome(sandbox.name, cmd, result);
+      return reply(answer, userText);
+    }
     await props.waitIfPaused();
     const answer = await buildCommandAnswer(result, {
       thresholdBytes: runtime.config().plugin.summaryThresholdBytes,
@@ -56,8 +61,14 @@ export function createDockerActionHandlers(
     await sandbox.stop();
     // After the container is gone: nothing can change the tree any more.
     const projectChanges = await sandbox.projectChanges();
+    const stopped = sandbox.stoppedProcesses.map((p) => ({ processId: p.processId, command: p.command }));
     return reply(
-      { status: 'removed', name: sandbox.name, ...(projectChanges ? { projectChanges } : {}) },
+      {
+        status: 'removed',
+        name: sandbox.name,
+        ...(projectChanges ? { projectChanges } : {}),
+        ...(stopped.length ? { processesStopped: stopped } : {}),
+      },
       `Stopped and removed container ${sandbox.name}${projectChanges ? `; ${changesLine(projectChanges)}` : ''}.`,
     );
   });

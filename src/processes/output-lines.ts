@@ -1,0 +1,108 @@
+import { countNewlines } from '../capture/stream-window.js';
+
+/** What a read since a line finds: the bytes of lines `fromLine`..`toLine` (1-based), and how many asked for are gone. */
+export interface LinesSince {
+  /** The first line returned (the line after the one asked for, or the window's first). */
+  fromLine: number;
+  /** The last complete line returned (`fromLine - 1` when none); a partial last line is in `bytes` after it. */
+  toLine: number;
+  bytes: Buffer;
+  /** Lines after the one asked for that have left the window (they are in the log only). */
+  missed: number;
+  /** The bytes end with a line that has no newline yet: the next read returns it again, whole. */
+  partial: boolean;
+}
+
+/**
+ * The last `capBytes` of a background process's output, in memory, with line numbers: the
+ * model reads "what is new since line N" without the log being read back from disk. Bytes are
+ * copied in as they come and dropped from the front a chunk at a time; only newlines are
+ * counted on the way in (a flood of short lines costs a count, never a string per line), and
+ * a read finds its line by counting newlines from the window's start.
+ */
+export class OutputLines {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  /** Complete lines before the window's first byte. */
+  private linesBefore = 0;
+  /** Whether the window's first byte starts a line (else it is the middle of line `linesBefore + 1`). */
+  private startsLine = true;
+  private newlines = 0;
+  private lastByte = -1;
+
+  constructor(readonly capBytes: number) {}
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    // Only the last capBytes of a chunk larger than the window can stay: the window goes, then the chunk's head.
+    const kept = chunk.length > this.capBytes ? chunk.subarray(chunk.length - this.capBytes) : chunk;
+    if (kept !== chunk) {
+      for (const old of this.chunks) this.drop(old, false);
+      this.chunks = [];
+      this.bytes = 0;
+      this.drop(chunk.subarray(0, chunk.length - kept.length), true);
+    }
+    this.newlines += countNewlines(kept);
+    this.lastByte = chunk[chunk.length - 1]!;
+    this.chunks.push(Buffer.from(kept));
+    this.bytes += kept.length;
+    while (this.bytes > this.capBytes) {
+      const first = this.chunks[0]!;
+      const over = this.bytes - this.capBytes;
+      if (first.length <= over) {
+        this.chunks.shift();
+        this.bytes -= first.length;
+        this.drop(first, false);
+      } else {
+        this.chunks[0] = first.subarray(over);
+        this.bytes -= over;
+        this.drop(first.subarray(0, over), false);
+      }
+    }
+  }
+
+  /** Complete lines so far (a last line without its newline is not counted yet). */
+  get completeLines(): number {
+    return this.linesBefore + this.newlines;
+  }
+
+  /** Lines as a person counts them: a last line without a newline counts. */
+  get lines(): number {
+    return this.completeLines + (this.lastByte !== -1 && this.lastByte !== 10 ? 1 : 0);
+  }
+
+  /** The lines after line `after` (0: from the start) that are still in the window. */
+  since(after: number): LinesSince {
+    const want = Math.max(0, Math.floor(after));
+    const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    // The first whole line in the window, and the byte where it starts.
+    let start = 0;
+    let firstLine = this.linesBefore + 1;
+    if (!this.startsLine) {
+      const nl = all.indexOf(10);
+      start = nl === -1 ? all.length : nl + 1;
+      firstLine += 1;
+    }
+    let fromLine = Math.max(want + 1, firstLine);
+    for (let line = firstLine; line < fromLine && start < all.length; line++) {
+      const nl = all.indexOf(10, start);
+      start = nl === -1 ? all.length : nl + 1;
+    }
+    const total = this.completeLines;
+    if (fromLine > total + 1) fromLine = total + 1;
+    const bytes = all.subarray(Math.min(start, all.length));
+    const partial = bytes.length > 0 && bytes[bytes.length - 1] !== 10;
+    return { fromLine, toLine: total, bytes, missed: Math.max(0, firstLine - (want + 1)), partial };
+  }
+
+  /** Bytes leave the window: their newlines move into the count before it. */
+  private drop(gone: Buffer, beforeCounting: boolean): void {
+    const n = countNewlines(gone);
+    this.linesBefore += n;
+    if (!beforeCounting) this.newlines -= n;
+    if (gone.length > 0) {
+      // The window now starts a line when the last byte dropped was a newline.
+      this.startsLine = gone[gone.length - 1] === 10;
+    }
+  }
+}
