@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import type { ContainerEngine, ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
@@ -60,7 +61,6 @@ class MoverProcess {
   ended = false;
   private readonly input = new PassThrough();
   private readonly waiting = new Map<number, Waiter>();
-  private nextId = 1;
   private stderr = '';
   private unasked = 0;
   private session: ExecSession | undefined;
@@ -106,7 +106,11 @@ class MoverProcess {
   /** Sends a request, a line (mover-protocol.ts). */
   request(request: { kind: 'place'; staged: string; path: string } | { kind: 'discard'; staged: string }): Promise<MoverAnswer> {
     if (this.ended) return Promise.reject(this.endedError('it had ended'));
-    const id = this.nextId++;
+    // Unguessable, not a count: a process of the container user can write requests into the
+    // mover's input, and an answer to one of those must never be taken for ours.
+    let id: number;
+    do id = randomInt(1, 2 ** 47);
+    while (this.waiting.has(id));
     return new Promise<MoverAnswer>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject, timer: this.timeout(id) });
       this.input.write(requestLine({ ...request, id }));

@@ -146,7 +146,15 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     expect(execs).toHaveLength(1);
     expect(execs[0]!.cmd.slice(-3)).toEqual(['file-op', 'serve', '/workspace']);
     expect(execs[0]!.background).toBe(true);
-    expect(requests).toEqual(['place 1 .gcd-write-ab12 /workspace/a\\0040b.txt', 'discard 2 .gcd-write-ab12']);
+    expect(requests).toEqual([
+      expect.stringMatching(/^place [1-9]\d* \.gcd-write-ab12 \/workspace\/a\\0040b\.txt$/),
+      expect.stringMatching(/^discard [1-9]\d* \.gcd-write-ab12$/),
+    ]);
+    // Unguessable ids, not a count: an answer to a request a container process wrote in
+    // (`place 1 …`, `place 2 …`) is never taken for one of ours.
+    const ids = requests.map((r) => Number(r.split(' ')[1]));
+    expect(ids.every((id) => id > 1_000_000)).toBe(true);
+    expect(ids[0]).not.toBe(ids[1]);
   });
 
   test("a write's staged copy is owned by the ids the host gave the container, whatever the mover's greeting says", async () => {
@@ -190,7 +198,10 @@ describe('FileMover: one long-lived mover, replaced when it ends', () => {
     const mover = new FileMover(engine, 'c1', '/workspace');
     expect(await mover.place('.gcd-write-01', '/workspace/x')).toEqual({ code: 0, text: 'new=0' });
     expect(execs).toHaveLength(2);
-    expect(requests).toEqual(['place 1 .gcd-write-01 /workspace/x', 'place 1 .gcd-write-01 /workspace/x']);
+    expect(requests).toEqual([
+      expect.stringMatching(/^place \d+ \.gcd-write-01 \/workspace\/x$/),
+      expect.stringMatching(/^place \d+ \.gcd-write-01 \/workspace\/x$/),
+    ]);
     // The new one stays for the next request.
     await mover.place('.gcd-write-02', '/workspace/y');
     expect(execs).toHaveLength(2);
