@@ -104,6 +104,7 @@ export function startAnswer(
       expiresAt: sandbox.info.expiresAt.toISOString(),
       lifetime,
       ...(where ? { project: where } : {}),
+      ...(sandbox.info.ports ? { ports: sandbox.info.ports } : {}),
     },
     userText: `Started container ${sandbox.name} from ${choice.image}${choice.language ? ` (${choice.language})` : ''}${where ? ` with the project ${where}` : ''}.${choice.note ? ` Note: ${choice.note}.` : ''}`,
   };

@@ -30,7 +30,7 @@ export const imageOrLanguage = (a: { image?: string | undefined; language?: stri
 export const START_CONTAINER = defineActionSpec({
   name: 'startContainer',
   description: 'Start a sandboxed Docker container to run commands in.',
-  returns: '{ id, name, status, image, language?, note?, expiresAt, lifetime, project? }',
+  returns: '{ id, name, status, image, language?, note?, expiresAt, lifetime, project?, ports? }',
   note: `${IMAGE_OR_LANGUAGE} The user may be asked to confirm. The container is removed when this conversation ends unless keepAfterConversation is true.`,
   args: z
     .object({

@@ -82,8 +82,9 @@ export const PROCESS_ACTIONS: ProcessAction[] = [
   }),
   action(WAIT_FOR_PORT, async (sb, a) => {
     const r = await sb.waitForPort(a.port, waitTimeout(a.timeoutMs));
+    const published = sb.info.ports?.[String(a.port)];
     return {
-      answer: r,
+      answer: { ...r, ...(published ? { hostAddress: published } : {}) },
       userText: `${sb.name}: port ${a.port} ${r.listening ? `listening on ${r.address}` : 'not listening'} after ${r.waitedMs} ms.`,
     };
   }),

@@ -60,7 +60,7 @@ export const LIST_PROCESSES = defineActionSpec({
 export const WAIT_FOR_PORT = defineActionSpec({
   name: 'waitForPort',
   description: 'Wait until something in the container listens on a TCP port.',
-  returns: '{ listening, address }',
+  returns: '{ listening, address, hostAddress? }',
   args: z.object({ containerId: container, port: z.number().int().min(1).max(65535).describe('TCP port'), timeoutMs: waitMs }),
 });
 

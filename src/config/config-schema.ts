@@ -146,6 +146,12 @@ export const ConfigSchema = z
       .default({}),
     /** Network of new containers: 'none' (loopback only) or 'bridge'. @default none */
     network: z.enum(NETWORK_MODES).default('none'),
+    /**
+     * Container ports published on the host's loopback only (127.0.0.1, never another
+     * interface), each to a free port the engine picks, so that a dev server in a container
+     * can be opened in a browser. Only for containers on the 'bridge' network. @default []
+     */
+    publishPorts: z.array(z.number().int().min(1).max(65535)).max(16).default([]),
     /** Read-only root filesystem, with a tmpfs at /tmp and the working directory. @default false */
     readOnlyRoot: z.boolean().default(false),
     /** Size of each tmpfs mount. @default 64m */

@@ -28,6 +28,7 @@ type Parsed = z.output<typeof ConfigSchema>;
 const USER_ONLY: Array<{ path: string[]; why: string }> = [
   { path: ['engine'], why: 'which engine receives the commands' },
   { path: ['user'], why: 'who containers run as' },
+  { path: ['publishPorts'], why: "which container ports the host's loopback reaches" },
   { path: ['allowRootWithWritableMounts'], why: 'whether a container may write host files as root' },
   { path: ['mountAllow'], why: 'which host folders may be mounted' },
   { path: ['codeExecute', 'mounts'], why: 'which host folders code sandboxes mount' },

@@ -82,6 +82,8 @@ export interface ContainerSpec {
   nanoCpus: number;
   pidsLimit: number;
   network: NetworkMode;
+  /** Container ports (tcp) published on the host's 127.0.0.1 only, each to a port the engine picks. */
+  publishPorts?: number[];
   readOnlyRoot: boolean;
   tmpfs: TmpfsMount[];
   /**
@@ -130,6 +132,8 @@ export interface ContainerState {
   labels: Record<string, string>;
   /** The container's working folder, where the engine says. */
   workdir?: string;
+  /** Published ports: a container port (tcp) and the host address that reaches it (`127.0.0.1:49153`). */
+  ports?: Record<string, string>;
 }
 
 /** A path in a container as the engine's archive API sees it (its parents resolved, the path itself not). */

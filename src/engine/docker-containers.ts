@@ -57,6 +57,7 @@ export function createBody(
     WorkingDir: spec.workdir,
     User: spec.user,
     Tty: false,
+    ...(spec.publishPorts?.length ? { ExposedPorts: Object.fromEntries(spec.publishPorts.map((port) => [`${port}/tcp`, {}])) } : {}),
     OpenStdin: false,
     AttachStdin: false,
     AttachStdout: false,
@@ -70,6 +71,10 @@ export function createBody(
       CapDrop: ['ALL'],
       CapAdd: [...spec.capAdd],
       IpcMode: 'private',
+      // Published on the host's loopback only, whatever asked: never another interface.
+      ...(spec.publishPorts?.length
+        ? { PortBindings: Object.fromEntries(spec.publishPorts.map((port) => [`${port}/tcp`, [{ HostIp: '127.0.0.1', HostPort: '' }]])) }
+        : {}),
       ...(userns ? { UsernsMode: userns } : {}),
       Devices: [],
       // Hardened, configurable values.
@@ -259,11 +264,25 @@ export async function inspectContainer(ctx: DockerContext, idOrName: string): Pr
       exitCode: info.State.Running ? null : info.State.ExitCode,
       labels: info.Config.Labels ?? {},
       ...(info.Config.WorkingDir ? { workdir: info.Config.WorkingDir } : {}),
+      ...publishedPorts(info.NetworkSettings?.Ports),
     };
   } catch (e) {
     if (containerGone(asHttpError(e))) return undefined;
     throw ctx.fail(e, `Inspect container ${idOrName}`);
   }
+}
+
+/** The host addresses of a container's published tcp ports, as inspect lists them (loopback ones only). */
+function publishedPorts(ports: Record<string, Array<{ HostIp: string; HostPort: string }> | null> | undefined): {
+  ports?: Record<string, string>;
+} {
+  const found: Record<string, string> = {};
+  for (const [key, bindings] of Object.entries(ports ?? {})) {
+    const m = /^(\d+)\/tcp$/.exec(key);
+    const b = bindings?.find((x) => x.HostIp === '127.0.0.1' && /^\d+$/.test(x.HostPort));
+    if (m && b) found[m[1]!] = `127.0.0.1:${b.HostPort}`;
+  }
+  return Object.keys(found).length ? { ports: found } : {};
 }
 
 export async function listContainers(ctx: DockerContext, labels: Record<string, string>): Promise<ContainerSummary[]> {

@@ -8,6 +8,7 @@ import { LogStore } from '../capture/log-store.js';
 import { registerExitCleanup } from './exit-hook.js';
 import { verifyMounts } from './mount-identity.js';
 import { Sandbox } from './sandbox.js';
+import type { SandboxInfo } from './sandbox-types.js';
 import { EXPIRY_GRACE_MS, sweepContainers, type SweepReport } from './sweep.js';
 import { swallowed } from '../debug.js';
 import { checkProjectMount } from '../policy/policy.js';
@@ -148,6 +149,11 @@ export class SandboxManager {
       await this.engine.startContainer(id);
       abortCheck();
       await verifyMounts(sandbox, identities);
+      if (plan.spec.publishPorts?.length) {
+        const ports = (await this.engine.inspectContainer(id))?.ports;
+        // Known only once it runs (the engine picks the host ports): the one field set after the handle is made.
+        if (ports) (sandbox.info as SandboxInfo).ports = ports;
+      }
       if (o.project?.overlay) await this.holdLease(id, o.project.overlay.lease);
       this.armExpiry(sandbox);
     } catch (e) {

@@ -18,6 +18,8 @@ export interface SandboxInfo {
   userIds?: { uid: number; gid: number };
   /** The project, when it is mounted: its host folder, where it is in the container, and how. */
   project?: { hostRoot: string; containerRoot: string; mount: 'ro' | 'scratch' | 'rw' };
+  /** Published ports (config publishPorts): a container port and the host address that reaches it, `127.0.0.1:<port>`. */
+  ports?: Record<string, string>;
 }
 
 /** What a sandbox is given by its manager; `S` is the sandbox (its stop is reported with it). */

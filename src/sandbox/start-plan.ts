@@ -189,6 +189,7 @@ export function containerSpec(
       ? [{ path: workdir, sizeBytes: tmpfsBytes }]
       : [];
   const memoryBytes = options.memoryBytes ?? c.limits.memory;
+  const network = options.network ?? c.network;
   const pidsLimit = options.pids ?? c.limits.pids;
   const spec: ContainerSpec = {
     image,
@@ -203,7 +204,8 @@ export function containerSpec(
     memoryBytes,
     nanoCpus: Math.round((options.cpus ?? c.limits.cpus) * 1e9),
     pidsLimit,
-    network: options.network ?? c.network,
+    network,
+    ...(network === 'bridge' && c.publishPorts.length ? { publishPorts: c.publishPorts } : {}),
     readOnlyRoot,
     tmpfs,
     ...(tmpfsVolumes.length ? { tmpfsVolumes } : {}),

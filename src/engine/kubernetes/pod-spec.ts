@@ -82,6 +82,12 @@ function numericUser(user: string | undefined): { uid: number; gid?: number } | 
 export function podFor(spec: ContainerSpec, name: string, deadlineSeconds: number): V1Pod {
   if (spec.binds.length > 0 || (spec.overlayVolumes?.length ?? 0) > 0)
     throw new SandboxError('POLICY_VIOLATION', HOST_MOUNT_REFUSAL, { data: { rule: 'projectMount' } });
+  if (spec.publishPorts?.length)
+    throw new SandboxError(
+      'POLICY_VIOLATION',
+      "publishPorts cannot be honoured on a cluster: a pod's port is not on this machine's loopback (use kubectl port-forward to the pod).",
+      { data: { rule: 'publishPorts' } },
+    );
   if (!POD_NAME.test(name))
     throw new SandboxError(
       'INVALID_ARGUMENT',

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import type { Sandbox } from '../../../src/index.js';
 import type { ProcessStarted } from '../../../src/processes/process-table.js';
 import type { ExecResult } from '../../../src/commands/exec-types.js';
-import { engineSuite, MINIMAL_IMAGE, withManager } from '../../support/engine.js';
+import { dockerOk, engineSuite, MINIMAL_IMAGE, withManager } from '../../support/engine.js';
+import { get } from 'node:http';
 
 engineSuite('background-processes');
 
@@ -127,6 +128,30 @@ describe('handing over, waiting, limits', () => {
       expect(await sb.stopProcess(p.processId)).toMatchObject({ verified: true });
       expect((await commandLines(sb)).filter((l) => l.startsWith('httpd'))).toEqual([]);
     });
+  });
+
+  test.concurrent('publishPorts: the server is reached from the host on 127.0.0.1 only, at the address the answers say', async () => {
+    await withSandbox(
+      async (sb) => {
+        const address = sb.info.ports?.['8080'];
+        expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+        // The engine bound it on the loopback alone: no other interface, no other port.
+        expect((await dockerOk(['port', sb.id])).trim()).toBe(`8080/tcp -> ${address}`);
+        await sb.exec('mkdir -p /tmp/www && echo hello-from-the-container > /tmp/www/index.html');
+        const p = await started(sb, 'httpd -f -p 8080 -h /tmp/www');
+        expect(await sb.waitForPort(8080, 10_000)).toMatchObject({ listening: true });
+        const body = await new Promise<string>((resolve, reject) => {
+          get(`http://${address}/`, (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () => resolve(text));
+          }).on('error', reject);
+        });
+        expect(body).toBe('hello-from-the-container\n');
+        expect(await sb.stopProcess(p.processId)).toMatchObject({ verified: true });
+      },
+      { network: 'bridge', publishPorts: [8080] },
+    );
   });
 
   test.concurrent('past exec.maxProcesses a start is refused with a sentence; a stopped one frees its place', async () => {
