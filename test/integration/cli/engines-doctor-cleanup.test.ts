@@ -43,7 +43,9 @@ function expiredSpec(name: string): ContainerSpec {
       [LABEL.expiresAt]: new Date(Date.now() - 120_000).toISOString(),
     },
     workdir: '/',
-    memoryBytes: 64 << 20,
+    // With 64 MiB a start on Podman failed once under load (runc: write child: broken pipe);
+    // the sandbox's own default is 512 MiB.
+    memoryBytes: 256 << 20,
     nanoCpus: 500_000_000,
     pidsLimit: 32,
     network: 'none',
