@@ -32,7 +32,8 @@ fi
 if ! pgrep -x dockerd >/dev/null 2>&1; then
   log "starting dockerd (log: /var/log/dockerd.log)"
   # setsid: the daemon must outlive the shell (and the CI step) that started it.
-  setsid dockerd >/var/log/dockerd.log 2>&1 < /dev/null &
+  # cd /: a daemon keeps the folder it started in, which may be a clone deleted later.
+  (cd / && exec setsid dockerd) >/var/log/dockerd.log 2>&1 < /dev/null &
 fi
 
 for _ in $(seq 1 60); do

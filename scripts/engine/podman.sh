@@ -87,6 +87,13 @@ answers() { [ "$(api /_ping)" = OK ]; }
 # Whether the service does real work: _ping alone is answered by a service whose runtime is
 # wedged (a stale lock, a store it lost), so its version and a container list (which takes the
 # runtime's locks) must come back too, each within HEALTH_TIMEOUT.
+# Whether the service's working folder was deleted since it started (see start).
+cwd_gone() {
+  local cwd
+  cwd=$(readlink "/proc/$1/cwd" 2>/dev/null) || return 1
+  [[ "$cwd" == *" (deleted)" ]]
+}
+
 healthy() {
   answers || return 1
   api /v1.40/version | grep -q '"ApiVersion"' || return 1
@@ -127,7 +134,10 @@ start() {
     podman_as
   fi
   local pid
-  if pid=$(running_pid) && ! healthy; then
+  if pid=$(running_pid) && cwd_gone "$pid"; then
+    log "podman system service $pid runs in a folder that was deleted (its containers cannot start: conmon needs it): restarting it"
+    stop
+  elif pid=$(running_pid) && ! healthy; then
     log "podman system service $pid does not answer on unix://$SOCKET within ${HEALTH_TIMEOUT} s: restarting it"
     stop
   fi
@@ -136,7 +146,9 @@ start() {
     log "starting podman system service on unix://$SOCKET (log: $LOG)"
     # setsid: the service outlives the shell (and the CI step) that started it.
     # 9>&-: the service must not hold the start lock for its whole life.
-    setsid "${PM[@]}" system service --time=0 "unix://$SOCKET" >"$LOG" 2>&1 </dev/null 9>&- &
+    # cd /: its working folder is every conmon's, and a folder that is deleted later (a clone
+    # that started it) makes each container start fail ("Failed to get working directory").
+    (cd / && exec setsid "${PM[@]}" system service --time=0 "unix://$SOCKET") >"$LOG" 2>&1 </dev/null 9>&- &
     echo $! >"$PIDFILE"
   fi
   local ok=0

@@ -89,11 +89,12 @@ start() {
     [ -f "$STATE/daemon.json" ] || echo '{}' >"$STATE/daemon.json"
     log "starting dockerd on tcp://127.0.0.1:$PORT (log: $LOG)"
     # setsid: the daemon outlives the shell (and the CI step) that started it.
-    setsid dockerd --config-file "$STATE/daemon.json" --host "tcp://127.0.0.1:$PORT" --tlsverify \
+    # cd /: a daemon keeps the folder it started in, which may be a clone deleted later.
+    (cd / && exec setsid dockerd --config-file "$STATE/daemon.json" --host "tcp://127.0.0.1:$PORT" --tlsverify \
       --tlscacert "$CERTS/ca.pem" --tlscert "$CERTS/server-cert.pem" --tlskey "$CERTS/server-key.pem" \
       --data-root "$STATE/data" --exec-root "$STATE/exec" --pidfile "$PIDFILE" \
       --bridge "$BRIDGE" --iptables=false --ip-masq=false --ip-forward=false \
-      --default-address-pool "base=$POOL,size=24" >"$LOG" 2>&1 </dev/null &
+      --default-address-pool "base=$POOL,size=24") >"$LOG" 2>&1 </dev/null &
   fi
   local ok=0
   for _ in $(seq 1 120); do

@@ -7,7 +7,7 @@
  * podman, as the script's pid check wants.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { poll } from '../../../src/retry.js';
 import { removeTempDirs, tempDir } from '../../support/temp-dirs.js';
@@ -16,12 +16,16 @@ const SCRIPT = join(process.cwd(), 'scripts/engine/podman.sh');
 const FAKE = join(process.cwd(), 'test/support/fake-podman-service.mjs');
 const started: number[] = [];
 
-function script(dir: string, cmd: 'start' | 'stop'): Promise<{ code: number; stdout: string; stderr: string }> {
+function script(dir: string, cmd: 'start' | 'stop', cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       'bash',
       [SCRIPT, cmd],
-      { timeout: 110_000, env: { ...process.env, GENAICODE_PODMAN_DIR: dir, GENAICODE_PODMAN_HEALTH_TIMEOUT: '2' } },
+      {
+        ...(cwd ? { cwd } : {}),
+        timeout: 110_000,
+        env: { ...process.env, GENAICODE_PODMAN_DIR: dir, GENAICODE_PODMAN_HEALTH_TIMEOUT: '2' },
+      },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
@@ -89,6 +93,50 @@ test('a healthy service is reused; a wedged one (SIGSTOP: it answers nothing) is
   expect((await script(dir, 'stop')).code).toBe(0);
   expect(alive(next)).toBe(false);
   expect(existsSync(join(dir, 'podman.sock'))).toBe(false);
+});
+
+/** Runs a container through the folder's service with the docker CLI: its output, or the CLI's error. */
+function runsContainer(dir: string): Promise<string> {
+  return new Promise((resolve) => {
+    execFile(
+      'docker',
+      ['run', '--rm', 'genaicode-docker/sandbox-minimal:latest', 'echo', 'started'],
+      { timeout: 60_000, env: { ...process.env, DOCKER_HOST: `unix://${join(dir, 'podman.sock')}` } },
+      (error, stdout, stderr) => resolve(error ? `failed: ${stderr.trim()}` : stdout),
+    );
+  });
+}
+
+test('started from a folder that is deleted later, the service still starts containers; one left in a deleted folder is replaced', async () => {
+  // Every conmon works in the service's folder: a clone that started it and was then deleted
+  // made each start fail ("Failed to get working directory").
+  const dir = tempDir('gcd-podman-svc-');
+  const clone = tempDir('gcd-podman-clone-');
+  expect((await script(dir, 'start', clone)).code).toBe(0);
+  const pid = servicePid(dir);
+  rmSync(clone, { recursive: true, force: true });
+  expect(await runsContainer(dir)).toBe('started\n');
+  expect((await script(dir, 'stop')).code).toBe(0);
+
+  // A service some older set-up left in a deleted folder: not reused.
+  const stale = spawn('podman', ['system', 'service', '--time=0', `unix://${join(dir, 'podman.sock')}`], {
+    cwd: tempDir('gcd-podman-old-clone-'),
+    stdio: 'ignore',
+    detached: true,
+    env: { ...process.env, CONTAINERS_CONF: join(dir, 'containers.conf') },
+  });
+  const stalePid = stale.pid as number;
+  started.push(stalePid);
+  writeFileSync(join(dir, 'service.pid'), `${stalePid}\n`);
+  expect(await poll(async () => ((await lists(dir)) ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 })).toBe(true);
+  rmSync(readlinkSync(`/proc/${stalePid}/cwd`), { recursive: true, force: true });
+  const r = await script(dir, 'start');
+  expect(r.code).toBe(0);
+  expect(r.stderr).toMatch(`podman system service ${stalePid} runs in a folder that was deleted`);
+  expect(servicePid(dir)).not.toBe(stalePid);
+  expect(await runsContainer(dir)).toBe('started\n');
+  expect((await script(dir, 'stop')).code).toBe(0);
+  expect(alive(pid)).toBe(false);
 });
 
 test.each([
