@@ -272,15 +272,22 @@ export async function inspectContainer(ctx: DockerContext, idOrName: string): Pr
   }
 }
 
-/** The host addresses of a container's published tcp ports, as inspect lists them (loopback ones only). */
-function publishedPorts(ports: Record<string, Array<{ HostIp: string; HostPort: string }> | null> | undefined): {
+/**
+ * The host addresses of a container's published tcp ports, as inspect lists them: a port
+ * bound on 127.0.0.1 only. A port the engine also (or instead) bound on another address (an
+ * engine that ignored HostIp, or a wildcard `0.0.0.0`, `::`, empty) is left out, so that the
+ * start, which finds it missing, refuses the container rather than answer a loopback address
+ * for a port reachable from elsewhere.
+ */
+export function publishedPorts(ports: Record<string, Array<{ HostIp: string; HostPort: string }> | null> | undefined): {
   ports?: Record<string, string>;
 } {
   const found: Record<string, string> = {};
   for (const [key, bindings] of Object.entries(ports ?? {})) {
     const m = /^(\d+)\/tcp$/.exec(key);
-    const b = bindings?.find((x) => x.HostIp === '127.0.0.1' && /^\d+$/.test(x.HostPort));
-    if (m && b) found[m[1]!] = `127.0.0.1:${b.HostPort}`;
+    if (!m || !bindings?.length || bindings.some((x) => x.HostIp !== '127.0.0.1')) continue;
+    const b = bindings.find((x) => /^\d+$/.test(x.HostPort));
+    if (b) found[m[1]!] = `127.0.0.1:${b.HostPort}`;
   }
   return Object.keys(found).length ? { ports: found } : {};
 }

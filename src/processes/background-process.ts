@@ -7,6 +7,7 @@ import type { ContainerHelpers } from '../commands/container-helpers.js';
 import type { Counters } from '../commands/wrapper-protocol.js';
 import { startWrappedExec } from '../commands/wrapped-exec.js';
 import { swallowed } from '../debug.js';
+import { SandboxError } from '../errors.js';
 import { poll, systemClock, within, type Clock } from '../retry.js';
 import { OutputLines } from './output-lines.js';
 
@@ -48,6 +49,12 @@ export interface ProcessDeps {
   windowBytes: number;
   clock?: Clock;
 }
+
+/**
+ * Input written and not yet taken by the engine's connection (it waits in this process's
+ * memory): a process that never reads its stdin would otherwise grow it by every write.
+ */
+export const MAX_PENDING_INPUT_BYTES = 1024 * 1024;
 
 /** How long a killed process's output may take to close before we stop reading it. */
 const STOP_DRAIN_MS = 5_000;
@@ -181,9 +188,20 @@ export class BackgroundProcess {
     return found ?? undefined;
   }
 
-  /** Writes to its stdin (kept open since the start); `end` closes it after. */
-  write(text: string | Buffer, end = false): number {
+  /**
+   * Writes to its stdin (kept open since the start); `end` closes it after. `capped`: refused
+   * past MAX_PENDING_INPUT_BYTES waiting (the first input given with the start is bounded by
+   * the stdin option's own bound instead, and is never refused after its process started).
+   */
+  write(text: string | Buffer, end = false, capped = true): number {
     const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
+    const pending = this.input.writableLength + this.input.readableLength;
+    if (capped && bytes.length > 0 && pending + bytes.length > MAX_PENDING_INPUT_BYTES)
+      throw new SandboxError(
+        'INVALID_ARGUMENT',
+        `Process ${this.processId} has not read the ${pending} bytes of input written before, and no more than ${MAX_PENDING_INPUT_BYTES} may wait: let it read them first (readProcessOutput shows what it is doing), or stop it.`,
+        { data: { processId: this.processId } },
+      );
     this.input.write(bytes);
     if (end) this.input.end();
     return bytes.length;

@@ -18,10 +18,23 @@ export interface LinesSince {
  * model reads "what is new since line N" without the log being read back from disk. Bytes are
  * copied in as they come and dropped from the front a chunk at a time; only newlines are
  * counted on the way in (a flood of short lines costs a count, never a string per line), and
- * a read finds its line by counting newlines from the window's start.
+ * a read finds its line by counting newlines from the window's start. Bytes are copied into
+ * slabs of `SLAB_BYTES`, never kept as the chunks they came in: a process writing a byte at a
+ * time reaches us as a frame per write, and an object per byte would cost a hundred times the
+ * window (and dropping from the front of a list of a million would be quadratic).
  */
+/** Bytes per slab of the window: a read joins a few dozen of them, never a chunk per write. */
+const SLAB_BYTES = 64 * 1024;
+
+interface Slab {
+  buf: Buffer;
+  from: number;
+  to: number;
+}
+
 export class OutputLines {
-  private chunks: Buffer[] = [];
+  /** The window's bytes in order: each slab's bytes `from`..`to`; only the last has room left. */
+  private slabs: Slab[] = [];
   private bytes = 0;
   /** Complete lines before the window's first byte. */
   private linesBefore = 0;
@@ -37,28 +50,39 @@ export class OutputLines {
     // Only the last capBytes of a chunk larger than the window can stay: the window goes, then the chunk's head.
     const kept = chunk.length > this.capBytes ? chunk.subarray(chunk.length - this.capBytes) : chunk;
     if (kept !== chunk) {
-      for (const old of this.chunks) this.drop(old, false);
-      this.chunks = [];
+      for (const old of this.slabs) this.drop(old.buf.subarray(old.from, old.to), false);
+      this.slabs = [];
       this.bytes = 0;
       this.drop(chunk.subarray(0, chunk.length - kept.length), true);
     }
     this.newlines += countNewlines(kept);
     this.lastByte = chunk[chunk.length - 1]!;
-    this.chunks.push(Buffer.from(kept));
-    this.bytes += kept.length;
+    this.append(kept);
     while (this.bytes > this.capBytes) {
-      const first = this.chunks[0]!;
+      const first = this.slabs[0]!;
       const over = this.bytes - this.capBytes;
-      if (first.length <= over) {
-        this.chunks.shift();
-        this.bytes -= first.length;
-        this.drop(first, false);
-      } else {
-        this.chunks[0] = first.subarray(over);
-        this.bytes -= over;
-        this.drop(first.subarray(0, over), false);
-      }
+      const take = Math.min(over, first.to - first.from);
+      this.drop(first.buf.subarray(first.from, first.from + take), false);
+      first.from += take;
+      this.bytes -= take;
+      if (first.from === first.to) this.slabs.shift();
     }
+  }
+
+  /** Copies `bytes` into the last slab's room, then into new slabs (at most capBytes + SLAB_BYTES held). */
+  private append(bytes: Buffer): void {
+    let at = 0;
+    while (at < bytes.length) {
+      let last = this.slabs[this.slabs.length - 1];
+      if (!last || last.to === last.buf.length) {
+        last = { buf: Buffer.allocUnsafeSlow(Math.min(SLAB_BYTES, Math.max(1, this.capBytes))), from: 0, to: 0 };
+        this.slabs.push(last);
+      }
+      const n = bytes.copy(last.buf, last.to, at);
+      last.to += n;
+      at += n;
+    }
+    this.bytes += bytes.length;
   }
 
   /** Complete lines so far (a last line without its newline is not counted yet). */
@@ -74,7 +98,8 @@ export class OutputLines {
   /** The lines after line `after` (0: from the start) that are still in the window. */
   since(after: number): LinesSince {
     const want = Math.max(0, Math.floor(after));
-    const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    const parts = this.slabs.map((sl) => sl.buf.subarray(sl.from, sl.to));
+    const all = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     // The first whole line in the window, and the byte where it starts.
     let start = 0;
     let firstLine = this.linesBefore + 1;

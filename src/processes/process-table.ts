@@ -180,7 +180,7 @@ export class ProcessTable {
         workdir: o.workdir ?? this.deps.folder(),
         ...(o.env ? { env: o.env } : {}),
       });
-      if (o.stdin !== undefined && o.stdin.length > 0) p.write(o.stdin);
+      if (o.stdin !== undefined && o.stdin.length > 0) p.write(o.stdin, false, false);
       this.procs.set(id, p);
       return p;
     } finally {

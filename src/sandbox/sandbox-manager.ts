@@ -150,9 +150,17 @@ export class SandboxManager {
       abortCheck();
       await verifyMounts(sandbox, identities);
       if (plan.spec.publishPorts?.length) {
-        const ports = (await this.engine.inspectContainer(id))?.ports;
+        const ports = (await this.engine.inspectContainer(id))?.ports ?? {};
+        // A port not on 127.0.0.1 alone (the engine ignored the binding asked for) may be reachable from anywhere.
+        const elsewhere = plan.spec.publishPorts.filter((port) => !ports[String(port)]);
+        if (elsewhere.length)
+          throw new SandboxError(
+            'POLICY_VIOLATION',
+            `The engine did not publish port ${elsewhere.join(', ')} on 127.0.0.1 only, as asked (it may be reachable from other machines): the container was removed. Check the engine's port publishing, or remove publishPorts.`,
+            { data: { rule: 'publishPorts' } },
+          );
         // Known only once it runs (the engine picks the host ports): the one field set after the handle is made.
-        if (ports) (sandbox.info as SandboxInfo).ports = ports;
+        (sandbox.info as SandboxInfo).ports = ports;
       }
       if (o.project?.overlay) await this.holdLease(id, o.project.overlay.lease);
       this.armExpiry(sandbox);
