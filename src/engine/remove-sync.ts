@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { swallowed } from '../debug.js';
 import type { EngineConnection } from './connection.js';
+import { idsLeftBySyncChild } from './sync-child.js';
 
 /** scripts/engine/remove-containers.cjs, wherever the package is installed. */
 const REMOVER = fileURLToPath(new URL('../../scripts/engine/remove-containers.cjs', import.meta.url));
@@ -17,16 +16,5 @@ export function removeContainersSync(conn: EngineConnection, ids: string[], time
     conn.kind === 'socket'
       ? { socketPath: conn.socketPath }
       : { host: conn.host, port: conn.port, protocol: `${conn.protocol}:`, certPath: conn.certPath };
-  const r = spawnSync(process.execPath, [REMOVER], {
-    input: JSON.stringify({ ids, request }),
-    timeout: timeoutMs,
-    encoding: 'utf8',
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  try {
-    return JSON.parse(r.stdout) as string[];
-  } catch (e) {
-    swallowed(`the exit-time remover answered ${JSON.stringify(r.stdout.slice(0, 200))}`, e);
-    return ids;
-  }
+  return idsLeftBySyncChild([REMOVER], { ids, request }, ids, timeoutMs, 'the exit-time remover');
 }

@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { swallowed } from '../../debug.js';
+import { idsLeftBySyncChild } from '../sync-child.js';
 
 /**
  * Deletes pods synchronously, for a process that is exiting: a child Node process sends the
@@ -42,16 +41,5 @@ process.stdin.on('data', (c) => chunks.push(c)).on('end', () => {
 export function removePodsSync(target: SyncTarget | undefined, ids: string[], timeoutMs: number): string[] {
   if (ids.length === 0) return [];
   if (!target) return ids;
-  const r = spawnSync(process.execPath, ['-e', CHILD], {
-    input: JSON.stringify({ ...target, ids }),
-    timeout: timeoutMs,
-    encoding: 'utf8',
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  try {
-    return JSON.parse(r.stdout) as string[];
-  } catch (e) {
-    swallowed(`the exit-time pod remover answered ${JSON.stringify(r.stdout.slice(0, 200))}`, e);
-    return ids;
-  }
+  return idsLeftBySyncChild(['-e', CHILD], { ...target, ids }, ids, timeoutMs, 'the exit-time pod remover');
 }
