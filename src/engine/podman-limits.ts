@@ -7,7 +7,8 @@ import type { EngineConnection } from './connection.js';
  * its own, and runc then fails to start the container wherever its hard limits are lower
  * ("error setting rlimit type 6"). The limits that matter are the Podman service's (runc
  * inherits them), so they are read from the process that listens on the engine's socket:
- * /proc/net/unix gives the socket's inode, /proc/PID/fd the process that holds it.
+ * /proc/net/unix gives the socket's inode, /proc/PID/fd the process that holds it (or, for a
+ * user who may not read another's fds, the command line that names the socket).
  * On a remote engine, or when /proc does not tell, this process's own limits are used.
  */
 
@@ -51,12 +52,30 @@ function holderOf(inode: string): number | undefined {
   return undefined;
 }
 
+/**
+ * The pid of a `podman system service` started on `socketPath`, from the command lines in /proc
+ * (readable by every user, unlike another user's /proc/PID/fd): how a user who is not root finds
+ * a rootful service's limits.
+ */
+function serviceNamed(socketPath: string): number | undefined {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone
+    }
+    if (args.includes('service') && (args.includes(`unix://${socketPath}`) || args.includes(socketPath))) return Number(pid);
+  }
+  return undefined;
+}
+
 /** The /proc/PID/limits text of the engine's service when it is local and /proc tells, else this process's. */
 export function serviceLimits(conn: EngineConnection): string | undefined {
   try {
     if (conn.kind === 'socket') {
       const inode = listeningInode(readFileSync('/proc/net/unix', 'utf8'), conn.socketPath);
-      const pid = inode ? holderOf(inode) : undefined;
+      const pid = (inode ? holderOf(inode) : undefined) ?? serviceNamed(conn.socketPath);
       if (pid !== undefined) return readFileSync(`/proc/${pid}/limits`, 'utf8');
     }
     return readFileSync('/proc/self/limits', 'utf8');
