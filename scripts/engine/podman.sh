@@ -162,6 +162,11 @@ start() {
     tail -n 20 "$LOG" >&2 || true
     exit 1
   fi
+  # As Docker's socket: root and the docker group, so that a user who may drive Docker here may
+  # drive this rootful Podman too (the same trust: either is root on this machine).
+  if [ "$ROOTLESS" = 0 ] && getent group docker >/dev/null; then
+    chgrp docker "$SOCKET" && chmod 660 "$SOCKET"
+  fi
   for image in $IMAGES; do
     if ! pm image exists "$image"; then
       log "loading $image from the main engine"
