@@ -81,10 +81,13 @@ fi
 PODMAN_FILES=(test/integration/commands/exec-basics.test.ts test/integration/commands/output-capture.test.ts
   test/integration/files/archive-writes.test.ts test/integration/files/container-files.test.ts
   test/integration/sandbox/lifecycle.test.ts)
+# The writable and scratch project (its overlay a named volume there): rootful Podman only,
+# where this runs as root (docs/engines.md says why).
+ROOTFUL_FILES=("${PODMAN_FILES[@]}" test/integration/project/project-overlay.test.ts)
 echo "[jest.sh] then the engine-facing files on Podman"
 if [ "$podman_up" -eq 0 ]; then
   # shellcheck disable=SC2016 # expanded by the inner shell
-  phase podman bash -c 'eval "$1" && shift && GENAICODE_DOCKER_TEST_ENGINE=podman npx jest "$@"' _ "$podman_env" "$@" "${PODMAN_FILES[@]}"
+  phase podman bash -c 'eval "$1" && shift && GENAICODE_DOCKER_TEST_ENGINE=podman npx jest "$@"' _ "$podman_env" "$@" "${ROOTFUL_FILES[@]}"
   rc[podman]=$?
 else
   echo "[jest.sh] Podman's API did not start (see above)" >&2

@@ -66,9 +66,11 @@ export function engineReach(
   if (host.rootless && host.cgroupVersion === '1')
     return `${local}, rootless on cgroups v1: it cannot enforce memory, CPU and process limits there, so every start is refused (use cgroups v2 or a rootful engine)`;
   if (host.rootless && kind === 'podman')
-    return `${local} (rootless Podman): containers get keep-id (the engine's user is the same uid inside); 'ro' project mounts work; 'rw' and 'scratch' need Docker's local overlay volumes and are refused`;
+    return `${local} (rootless Podman): containers get keep-id (the engine's user is the same uid inside); 'ro' project mounts work; 'rw' and 'scratch' are refused (its volumes are mounted in its own user namespace)`;
   return kind === 'podman'
-    ? `${local} (Podman): 'ro' project mounts work; 'rw' and 'scratch' need Docker's local overlay volumes and are refused`
+    ? process.getuid?.() === 0
+      ? `${local} (Podman): every project mount works ('rw' and 'scratch' through a named overlay volume of its own API, removed with the container)`
+      : `${local} (Podman): 'ro' project mounts work; 'rw' and 'scratch' need this process to run as root (Podman gives the overlay's upper folder to root)`
     : `${local}: every project mount works`;
 }
 

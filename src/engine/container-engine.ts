@@ -229,4 +229,11 @@ export interface ContainerEngine {
    * asynchronous work can run. Best effort; returns the ids it could not remove.
    */
   removeContainersSync(ids: string[], timeoutMs: number): string[];
+  /**
+   * Project overlays that outlive their containers (Podman's named volumes; none elsewhere),
+   * with their labels, so that a sweep can remove those of gone owners.
+   */
+  listOverlayVolumes(labels: Record<string, string>): Promise<Array<{ name: string; labels: Record<string, string> }>>;
+  /** Removes such a volume unless it is in use. @returns whether it was removed */
+  removeVolume(name: string): Promise<boolean>;
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { SandboxError } from '../errors.js';
 import { poll } from '../retry.js';
@@ -6,6 +7,7 @@ import type { DockerContext } from './docker-context.js';
 import { asHttpError, containerGone, engineMessage } from './engine-errors.js';
 import { hardLimit } from './podman-limits.js';
 import { limitsRefusal, usernsMode } from './rootless.js';
+import { createPodmanOverlays, overlayMountOptions, removePodmanVolumes, volumeNames } from './podman-overlays.js';
 
 /** How long removeContainer waits for a removal already in progress (auto-remove) to end. */
 const REMOVAL_WAIT_MS = 10_000;
@@ -44,6 +46,8 @@ export function createBody(
   kind: EngineInfo['kind'],
   limits: Ulimit[] | undefined,
   userns?: string,
+  /** On Podman: the named volumes made for `spec.overlayVolumes` (podman-overlays.ts), in their order. */
+  overlayNames?: readonly string[],
 ): Docker.ContainerCreateOptions {
   const tmpfs: Record<string, string> = {};
   for (const t of spec.tmpfs) tmpfs[t.path] = `rw,nosuid,nodev,size=${t.sizeBytes}`;
@@ -105,27 +109,32 @@ export function createBody(
                 },
               },
         ),
-        // The same for an overlay: the local driver mounts it at the start (the project
-        // below, read-only; redirects, metacopy and the index off, so that every change
-        // is a whole entry in the upper folder; attributes in the user namespace, so
-        // that a non-root owner of the upper folder can read them).
-        ...(spec.overlayVolumes ?? []).map((o) => ({
-          Type: 'volume' as const,
-          Source: '',
-          Target: o.containerPath,
-          VolumeOptions: {
-            NoCopy: true,
-            Labels: spec.labels,
-            DriverConfig: {
-              Name: 'local',
-              Options: {
-                type: 'overlay',
-                device: 'overlay',
-                o: `lowerdir=${o.lowerDir},upperdir=${o.upperDir},workdir=${o.workDir},userxattr,redirect_dir=nofollow,metacopy=off,index=off`,
+        // The same for an overlay: the local driver mounts it at the start (overlayMountOptions).
+        // On Podman the volume is a named one of its own API, made before the container.
+        ...(spec.overlayVolumes ?? []).map((o, i) =>
+          overlayNames
+            ? // NoCopy: the image's files at that path are never copied into it (they would reach the project).
+              {
+                Type: 'volume' as const,
+                Source: overlayNames[i]!,
+                Target: o.containerPath,
+                VolumeOptions: {
+                  NoCopy: true,
+                  Labels: spec.labels,
+                  DriverConfig: { Name: 'local', Options: {} as Record<string, string> },
+                },
+              }
+            : {
+                Type: 'volume' as const,
+                Source: '',
+                Target: o.containerPath,
+                VolumeOptions: {
+                  NoCopy: true,
+                  Labels: spec.labels,
+                  DriverConfig: { Name: 'local', Options: { type: 'overlay', device: 'overlay', o: overlayMountOptions(o) } },
+                },
               },
-            },
-          },
-        })),
+        ),
       ],
       AutoRemove: spec.autoRemove,
     },
@@ -137,10 +146,18 @@ export async function createContainer(ctx: DockerContext, spec: ContainerSpec): 
   const refusal = limitsRefusal(host, ctx.connection.endpoint);
   if (refusal) throw new SandboxError('POLICY_VIOLATION', refusal, { data: { rule: 'resourceLimits' } });
   const limits = containerUlimits(spec, kind, kind === 'podman' ? ctx.serviceLimits() : undefined);
-  const body = createBody(spec, kind, limits, usernsMode(kind, host));
+  const overlays = spec.overlayVolumes ?? [];
+  const overlayNames =
+    kind === 'podman' && overlays.length > 0
+      ? await createPodmanOverlays(ctx, spec.name ?? `genaicode-docker-${randomBytes(6).toString('hex')}`, overlays, spec.labels)
+      : undefined;
+  const body = createBody(spec, kind, limits, usernsMode(kind, host), overlayNames);
   try {
-    return (await ctx.docker.createContainer(body)).id;
+    const { id } = await ctx.docker.createContainer(body);
+    if (overlayNames) ctx.podmanVolumes.set(id, overlayNames);
+    return id;
   } catch (e) {
+    if (overlayNames) await removePodmanVolumes(ctx, overlayNames);
     const err = asHttpError(e);
     if (err.statusCode === 404) {
       throw new SandboxError('IMAGE_NOT_FOUND', `Image ${spec.image} is not present on the engine.`, { data: { image: spec.image } });
@@ -197,6 +214,30 @@ export async function stopContainer(ctx: DockerContext, id: string, graceSeconds
 }
 
 export async function removeContainer(ctx: DockerContext, id: string, force: boolean): Promise<boolean> {
+  // On Podman a project overlay is a named volume: it goes after its container (podman-overlays.ts).
+  const volumes = (await ctx.kind()) === 'podman' ? await podmanVolumesOf(ctx, id) : [];
+  try {
+    return await removeOnly(ctx, id, force);
+  } finally {
+    if (volumes.length > 0) {
+      await removePodmanVolumes(ctx, volumes);
+      ctx.podmanVolumes.delete(id);
+    }
+  }
+}
+
+/** The named volumes of a container on Podman: the ones we made for it, or (another process's) from its inspect. */
+async function podmanVolumesOf(ctx: DockerContext, id: string): Promise<string[]> {
+  const ours = ctx.podmanVolumes.get(id);
+  if (ours) return ours;
+  try {
+    return volumeNames(await ctx.docker.getContainer(id).inspect());
+  } catch {
+    return []; // gone already: its volumes are the sweep's (owner gone or expired)
+  }
+}
+
+async function removeOnly(ctx: DockerContext, id: string, force: boolean): Promise<boolean> {
   try {
     await ctx.docker.getContainer(id).remove({ force, v: true });
     return true;

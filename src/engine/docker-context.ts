@@ -27,6 +27,8 @@ export interface DockerContext {
   host(): Promise<EngineHost>;
   /** The engine service's /proc/PID/limits text, read once (podman-limits.ts). */
   serviceLimits(): string | undefined;
+  /** Podman only: the named overlay volumes made for each container of ours, by its id (podman-overlays.ts). */
+  readonly podmanVolumes: Map<string, string[]>;
 }
 
 /** dockerode's options for a connection; reading the TLS files here says which one is missing. */

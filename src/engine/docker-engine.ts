@@ -25,6 +25,7 @@ import './no-redirects.js';
 import { asHttpError, engineMessage, UNREACHABLE } from './engine-errors.js';
 import { serviceLimits } from './podman-limits.js';
 import { removeContainersSync } from './remove-sync.js';
+import { listPodmanOverlays, removePodmanVolumes, type VolumeSummary } from './podman-overlays.js';
 import { hostOf, type EngineHost } from './rootless.js';
 
 export { parsePathStat } from './docker-archive.js';
@@ -69,6 +70,7 @@ export class DockerEngine implements ContainerEngine {
       kind: () => this.kind(),
       host: () => this.host(),
       serviceLimits: () => this.serviceLimits(),
+      podmanVolumes: new Map(),
     };
   }
 
@@ -171,6 +173,14 @@ export class DockerEngine implements ContainerEngine {
     return archive.extractArchive(this.ctx, id, path, tar);
   }
   removeContainersSync(ids: string[], timeoutMs: number): string[] {
-    return removeContainersSync(this.connection, ids, timeoutMs);
+    const volumes = ids.flatMap((id) => this.ctx.podmanVolumes.get(id) ?? []);
+    return removeContainersSync(this.connection, ids, timeoutMs, volumes);
+  }
+  async listOverlayVolumes(labels: Record<string, string>): Promise<VolumeSummary[]> {
+    // Docker's overlays are anonymous volumes, removed with their containers.
+    return (await this.kind()) === 'podman' ? listPodmanOverlays(this.ctx, labels) : [];
+  }
+  async removeVolume(name: string): Promise<boolean> {
+    return (await removePodmanVolumes(this.ctx, [name])).length === 1;
   }
 }

@@ -68,19 +68,22 @@ export function checkHostPathsLocal(engine: ContainerEngine, project: ProjectMou
   );
 }
 
-/** The overlay a writable or scratch project needs: Docker's local volume driver, on this machine. */
+/** The overlay a writable or scratch project needs: the local volume driver of Docker or a rootful Podman, on this machine. */
 export async function checkOverlayEngine(engine: ContainerEngine, mount: 'rw' | 'scratch'): Promise<void> {
-  const kind = isRemoteEngine(engine) || !canReadOpaque() ? undefined : (await engine.info()).kind;
+  const info = isRemoteEngine(engine) || !canReadOpaque() ? undefined : await engine.info();
   const why = isRemoteEngine(engine)
     ? "the engine is remote: its overlay would be of its own machine's folders"
     : !canReadOpaque()
       ? 'extended attributes cannot be read on this platform'
-      : kind === 'podman'
-        ? // Podman's Docker API takes the volume but drops its driver options: a plain folder, no overlay.
-          "the engine is Podman, whose Docker API ignores a volume's driver options: there would be no overlay, and the container would not see the project"
-        : kind !== 'docker'
-          ? 'the engine is not Docker (its local volume driver mounts the overlay)'
-          : undefined;
+      : info?.kind === 'podman' && info.rootless
+        ? // Its overlay would be mounted in the service's user namespace, where our options (userxattr) are untested.
+          'the engine is a rootless Podman, which mounts volumes in its own user namespace (only rootful Podman is supported for this)'
+        : info?.kind === 'podman' && process.getuid?.() !== 0
+          ? // podman-overlays.ts: Podman makes the upper folder root's at the first mount.
+            "the engine is Podman, which gives the overlay's upper folder to root, and this process does not run as root (it could not clean up what the container wrote)"
+          : info?.kind !== 'docker' && info?.kind !== 'podman'
+            ? 'the engine is neither Docker nor Podman (their local volume driver mounts the overlay)'
+            : undefined;
   if (why)
     throw new SandboxError(
       'POLICY_VIOLATION',

@@ -47,6 +47,8 @@ export interface SweepReport {
   failed: Array<{ id: string; error: string }>;
   /** Project overlays whose container ended without its owner (lease run out, owner killed): applied or thrown away. */
   overlays?: SettledOverlay[];
+  /** Podman's named overlay volumes removed: their owner is gone or their expiry passed, and no container uses them. */
+  volumes?: string[];
 }
 
 export interface SettledOverlay {
@@ -153,5 +155,23 @@ export async function sweepContainers(engine: ContainerEngine, options: SweepOpt
       }
     }),
   );
+  if (!o.dryRun) {
+    const volumes = await sweepVolumes(engine, o);
+    if (volumes.length > 0) report.volumes = volumes;
+  }
   return report;
+}
+
+/**
+ * Podman's project overlays are named volumes, which outlive a container that ended by itself
+ * (auto-remove) or whose owner was killed. The same verdict as a container's, read from the
+ * same labels; a volume still in use is never removed (the engine refuses without force).
+ */
+async function sweepVolumes(engine: ContainerEngine, o: ResolvedSweepOptions): Promise<string[]> {
+  const removed: string[] = [];
+  for (const v of await engine.listOverlayVolumes(MANAGED_FILTER)) {
+    const verdict = sweepVerdict({ id: v.name, names: [v.name], image: '', labels: v.labels, state: '', createdAt: new Date(0) }, o);
+    if ('remove' in verdict && (await engine.removeVolume(v.name))) removed.push(v.name);
+  }
+  return removed;
 }

@@ -390,6 +390,13 @@ export class RecordingEngine implements ContainerEngine {
     this.calls.push('removeContainersSync');
     return this.inner.removeContainersSync(ids, timeoutMs);
   }
+  listOverlayVolumes(labels: Record<string, string>): Promise<Array<{ name: string; labels: Record<string, string> }>> {
+    return this.inner.listOverlayVolumes(labels);
+  }
+  removeVolume(name: string): Promise<boolean> {
+    this.calls.push('removeVolume');
+    return this.inner.removeVolume(name);
+  }
 }
 
 /**

@@ -466,6 +466,17 @@ export class FakeEngine implements ContainerEngine {
     c.extracted.push({ path, archive });
   }
 
+  /** Like Docker's, the fake's overlays go with their containers: there are none to list. */
+  listOverlayVolumes(labels: Record<string, string>): Promise<Array<{ name: string; labels: Record<string, string> }>> {
+    this.record({ method: 'listOverlayVolumes', args: [labels] });
+    return Promise.resolve([]);
+  }
+
+  removeVolume(name: string): Promise<boolean> {
+    this.record({ method: 'removeVolume', args: [name] });
+    return Promise.resolve(false);
+  }
+
   removeContainersSync(ids: string[], timeoutMs: number): string[] {
     this.record({ method: 'removeContainersSync', args: [ids, timeoutMs] });
     for (const id of ids) {

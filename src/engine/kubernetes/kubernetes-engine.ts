@@ -372,4 +372,12 @@ export class KubernetesEngine implements ContainerEngine {
   removeContainersSync(ids: string[], timeoutMs: number): string[] {
     return removePodsSync(this.syncTarget, ids, timeoutMs);
   }
+
+  /** A pod has no project overlay (no host folders on a cluster): nothing outlives it. */
+  listOverlayVolumes(): Promise<Array<{ name: string; labels: Record<string, string> }>> {
+    return Promise.resolve([]);
+  }
+  removeVolume(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
 }

@@ -5,12 +5,13 @@
  * own edits, every path a container ends, and the scratch mode that applies nothing.
  */
 import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../../src/index.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { OVERLAYS_FOLDER } from '../../../src/project/project-overlay.js';
-import { engineSuite, inspectContainer, PYTHON_IMAGE, waitFor, withManager } from '../../support/engine.js';
+import { dockerOk, engineSuite, inspectContainer, PYTHON_IMAGE, TEST_ENGINE, waitFor, withManager } from '../../support/engine.js';
 import { tempDir } from '../../support/temp-dirs.js';
 import { chownTree, DEV, isRoot, owner } from '../../support/project-owner.js';
 
@@ -451,9 +452,10 @@ describe("the overlay's upper folder counts against the disk limit: it is on the
         async (manager) => {
           const s = await manager.start({ image: PYTHON_IMAGE, project: mount });
           try {
-            // Twelve 16 MiB files, each well under any per-file cap: 192 MiB in the project folder.
+            // 16 MiB files, each well under any per-file cap, 0.3 s apart: the limit (64 MiB) is
+            // passed after four, and the loop runs on for 24 (a slower engine's kill still lands first).
             const r = await s.exec(
-              'mkdir -p out && for i in 1 2 3 4 5 6 7 8 9 10 11 12; do head -c 16777216 /dev/zero > out/f$i; sleep 0.3; done',
+              'mkdir -p out && i=0; while [ $i -lt 24 ]; do i=$((i+1)); head -c 16777216 /dev/zero > out/f$i; sleep 0.3; done',
               {
                 timeoutMs: 120_000,
               },
@@ -475,6 +477,12 @@ describe("the overlay's upper folder counts against the disk limit: it is on the
 });
 
 describe('the ends its owner does not see through: the exit hook, and a sweep after SIGKILL', () => {
+  /** The volumes a process's containers left (Docker's go with them; Podman's are named ones of ours). */
+  async function volumesOf(pid: number): Promise<string[]> {
+    const out = await dockerOk(['volume', 'ls', '-q', '--filter', `label=genaicode-docker.owner=${hostname()}:${pid}`]);
+    return out.split('\n').filter(Boolean);
+  }
+
   async function ownerChild(mode: 'wait' | 'exit', root: string, logs: string, leaseSeconds?: number) {
     const { spawn } = await import('node:child_process');
     const args = [join(HERE, '../fixtures/overlay-owner-child.mjs'), mode, root, logs, ...(leaseSeconds ? [String(leaseSeconds)] : [])];
@@ -506,6 +514,7 @@ describe('the ends its owner does not see through: the exit hook, and a sweep af
       expect(readFileSync(join(root, 'late.txt'), 'utf8')).toBe('late\n');
       expect(tree(root).filter((p) => p.startsWith('late-'))).toEqual([]);
       expect(readdirSync(join(logs, OVERLAYS_FOLDER)).filter((n) => n !== 'spent')).toEqual([]);
+      expect(await volumesOf(child.pid)).toEqual([]);
     },
     60_000,
   );
@@ -524,6 +533,8 @@ describe('the ends its owner does not see through: the exit hook, and a sweep af
           const report = await manager.sweep();
           expect(report.removed.map((r) => r.id)).toContain(child.id);
           expect(report.overlays).toEqual([expect.objectContaining({ projectRoot: root, mode: 'rw', applied: 2 })]);
+          // Podman's overlay is a named volume, which the sweep removes once its container is gone.
+          expect(await volumesOf(child.pid)).toEqual([]);
         },
         { config: loadConfig({ cwd: root, env: {}, overrides: { project: { mount: 'rw' }, logs: { dir: logs } } }) },
       );
@@ -555,8 +566,11 @@ describe('the ends its owner does not see through: the exit hook, and a sweep af
       });
       await withManager(
         async (manager) => {
+          // The container removed itself: on Podman its overlay volume is still there for the sweep.
+          expect(await volumesOf(child.pid)).toHaveLength(TEST_ENGINE === 'podman' ? 1 : 0);
           const report = await manager.sweep();
           expect(report.overlays).toEqual([expect.objectContaining({ projectRoot: root, mode: 'rw', applied: 2 })]);
+          expect(await volumesOf(child.pid)).toEqual([]);
         },
         { config: loadConfig({ cwd: root, env: {}, overrides: { project: { mount: 'rw' }, logs: { dir: logs } } }) },
       );
@@ -605,7 +619,10 @@ describe('the plugin as a user who is not root, with access to the engine (the u
       const fixture = join(HERE, '../fixtures/overlay-nonroot-child.mjs');
       // As root, the fixture runs as the project's owner, with the engine socket's group (as `docker` gives a user).
       if (isRoot) chownSync(logs, DEV.uid, DEV.gid);
-      const socketGid = statSync('/var/run/docker.sock', { throwIfNoEntry: false })?.gid;
+      const socket = process.env.DOCKER_HOST?.startsWith('unix://')
+        ? process.env.DOCKER_HOST.slice('unix://'.length)
+        : '/var/run/docker.sock';
+      const socketGid = statSync(socket, { throwIfNoEntry: false })?.gid;
       const argv = isRoot
         ? ['setpriv', '--reuid', String(DEV.uid), '--regid', String(DEV.gid), `--groups=${socketGid ?? DEV.gid}`, process.execPath, fixture]
         : [process.execPath, fixture];
@@ -614,6 +631,16 @@ describe('the plugin as a user who is not root, with access to the engine (the u
         timeout: 120_000,
         env: { ...process.env, NODE_OPTIONS: '' },
       });
+      if (TEST_ENGINE === 'podman') {
+        // Podman gives the upper folder to root at the first mount (podman-overlays.ts): refused, with why.
+        expect(r.status).not.toBe(0);
+        expect(r.stderr).toContain(
+          "this process does not run as root (it could not clean up what the container wrote): mount it read-only ('ro') instead",
+        );
+        const overlays = join(logs, 'logs', OVERLAYS_FOLDER);
+        expect(existsSync(overlays) ? readdirSync(overlays).filter((n) => n !== 'spent') : []).toEqual([]);
+        return;
+      }
       expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
       const out = JSON.parse(r.stdout) as {
         uid: number;

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { engineReach } from '../../../src/cli/doctor.js';
 
 describe('doctor says how the engine is reached and what that allows', () => {
@@ -17,10 +18,22 @@ describe('doctor says how the engine is reached and what that allows', () => {
     expect(line).toMatch(/project and host mounts are refused/);
   });
 
-  test('a local socket: Docker allows every project mount, Podman ro only', () => {
+  test('a local socket: Docker allows every project mount, Podman all as root, ro only otherwise', () => {
     const socket = { kind: 'socket' as const, socketPath: '/run/podman/podman.sock', endpoint: 'unix:///run/podman/podman.sock' };
     expect(engineReach(socket, 'docker')).toBe('local engine on the socket /run/podman/podman.sock: every project mount works');
-    expect(engineReach(socket, 'podman')).toMatch(/\(Podman\): 'ro' project mounts work; 'rw' and 'scratch' .* refused/);
+    const uid = jest.spyOn(process, 'getuid');
+    try {
+      uid.mockReturnValue(0);
+      expect(engineReach(socket, 'podman')).toMatch(
+        /\(Podman\): every project mount works \('rw' and 'scratch' through a named overlay volume/,
+      );
+      uid.mockReturnValue(1000);
+      expect(engineReach(socket, 'podman')).toMatch(
+        /\(Podman\): 'ro' project mounts work; 'rw' and 'scratch' need this process to run as root/,
+      );
+    } finally {
+      uid.mockRestore();
+    }
   });
 
   test('a socket path with control characters is shown safely', () => {
@@ -34,7 +47,7 @@ describe('doctor on a rootless engine', () => {
 
   test('rootless Podman on cgroups v2: keep-id, and the Podman mount rules', () => {
     expect(engineReach(socket, 'podman', { rootless: true, cgroupVersion: '2' })).toMatch(
-      /^local engine on the socket \/run\/p\.sock \(rootless Podman\): containers get keep-id .*'rw' and 'scratch' .* refused$/,
+      /^local engine on the socket \/run\/p\.sock \(rootless Podman\): containers get keep-id .*'rw' and 'scratch' are refused \(its volumes are mounted in its own user namespace\)$/,
     );
   });
 
@@ -43,6 +56,6 @@ describe('doctor on a rootless engine', () => {
       expect(engineReach(socket, kind, { rootless: true, cgroupVersion: '1' })).toBe(
         'local engine on the socket /run/p.sock, rootless on cgroups v1: it cannot enforce memory, CPU and process limits there, so every start is refused (use cgroups v2 or a rootful engine)',
       );
-    expect(engineReach(socket, 'podman', { rootless: false, cgroupVersion: '1' })).toMatch(/\(Podman\): 'ro' project mounts work/);
+    expect(engineReach(socket, 'podman', { rootless: false, cgroupVersion: '1' })).toMatch(/\(Podman\): (every|'ro') project mount/);
   });
 });

@@ -82,15 +82,15 @@ describe('SandboxManager.start: checks before any engine call', () => {
     expect(engine.callsOf('createContainer')).toHaveLength(1);
   });
 
-  test("rw and scratch need Docker's local overlay on this machine: Podman is refused with a sentence, no container made", async () => {
+  test('rw and scratch need a local overlay the engine mounts: a rootless Podman is refused with a sentence, no container made', async () => {
     class PodmanEngine extends FakeEngine {
       override async info() {
-        return { ...(await super.info()), kind: 'podman' as const };
+        return { ...(await super.info()), kind: 'podman' as const, rootless: true };
       }
     }
     const cases = [
       {
-        why: /the engine is Podman, whose Docker API ignores a volume's driver options/,
+        why: /the engine is a rootless Podman, which mounts volumes in its own user namespace/,
         engine: new PodmanEngine({ images: [DEFAULT_IMAGE] }),
       },
     ];
