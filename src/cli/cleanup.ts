@@ -31,6 +31,7 @@ export async function cleanup(config: Config, options: { all: boolean; dryRun: b
   for (const c of report.removed) out(`${verb} ${t(c.name)} (${t(c.id.slice(0, 12))}): ${t(c.why)}, owner ${t(c.owner)}`);
   for (const c of report.kept) out(`kept ${t(c.name)} (${t(c.id.slice(0, 12))}): ${t(c.why)}, owner ${t(c.owner)}`);
   for (const f of report.failed) out(`FAILED to remove ${t(f.id.slice(0, 12))}: ${t(f.error)}`);
+  for (const v of report.volumes ?? []) out(`removed the overlay volume ${t(v)}: its container is gone`);
   if (!options.dryRun) {
     // Overlays a killed plugin left (its container now gone): applied with the usual checks, or thrown away.
     for (const o of await settleOrphanOverlays(engine, config.logs.dir)) {
