@@ -164,7 +164,11 @@ export class BackgroundProcess {
 
   /** The first new line (after the last read) holding `text`, waiting up to `timeoutMs`; undefined when none came or the process ended. */
   async waitForText(text: string, timeoutMs: number): Promise<{ line: number; text: string } | undefined> {
+    let seen = -1;
     const find = () => {
+      // Nothing new since the last look: the window is not copied and searched again.
+      if (this.output.totalBytes === seen) return undefined;
+      seen = this.output.totalBytes;
       const r = this.output.since(this.readCursor);
       const at = r.bytes.indexOf(text);
       if (at === -1) return undefined;

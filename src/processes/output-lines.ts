@@ -42,11 +42,19 @@ export class OutputLines {
   private startsLine = true;
   private newlines = 0;
   private lastByte = -1;
+  /** Bytes ever pushed: a reader that saw this many has nothing new to look at. */
+  private pushed = 0;
 
   constructor(readonly capBytes: number) {}
 
+  /** Bytes pushed so far (kept or not): changes exactly when there is new output. */
+  get totalBytes(): number {
+    return this.pushed;
+  }
+
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
+    this.pushed += chunk.length;
     // Only the last capBytes of a chunk larger than the window can stay: the window goes, then the chunk's head.
     const kept = chunk.length > this.capBytes ? chunk.subarray(chunk.length - this.capBytes) : chunk;
     if (kept !== chunk) {

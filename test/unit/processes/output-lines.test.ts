@@ -4,6 +4,18 @@ import { listeningSockets } from '../../../src/processes/listening-ports.js';
 const text = (r: { bytes: Buffer }) => r.bytes.toString('utf8');
 
 describe('OutputLines: the last bytes of a process, by line number', () => {
+  test('totalBytes counts every byte pushed, kept or dropped, and nothing else: a waiter looks again only when it moved', () => {
+    const w = new OutputLines(8);
+    expect(w.totalBytes).toBe(0);
+    w.push(Buffer.alloc(0));
+    expect(w.totalBytes).toBe(0);
+    w.push(Buffer.from('abc\n'));
+    w.push(Buffer.from('a line longer than the window\n'));
+    expect(w.totalBytes).toBe(4 + 30);
+    w.since(0);
+    expect(w.totalBytes).toBe(34);
+  });
+
   test('reads since a line, however the output was chunked; a partial last line comes again once whole', () => {
     const w = new OutputLines(1024);
     for (const c of ['one\ntw', 'o\nthr', 'ee']) w.push(Buffer.from(c));
