@@ -35,7 +35,7 @@ function labelsOf(claim: SandboxClaim): Record<string, string> {
  */
 
 /** Whether the API server serves SandboxClaims (the agent-sandbox extensions are installed): API discovery. */
-export async function claimsServed(custom: CustomObjectsApi): Promise<boolean> {
+export async function claimsServed(custom: Pick<CustomObjectsApi, 'getAPIResources'>): Promise<boolean> {
   try {
     const list = await custom.getAPIResources({ group: CLAIM_GROUP, version: CLAIM_VERSION });
     return list.resources.some((r) => r.name === CLAIMS);

@@ -93,10 +93,12 @@ export function chooseMode(setting: KubernetesMode, claimsServed: boolean): 'pod
 export function templateNameOf(image: string, configured: Record<string, string> = {}): string {
   const named = configured[image];
   if (named) return named;
-  const slug = `genaicode-docker-${image}`
+  const base = image
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
+  // Our golden images already carry the prefix that says whose the template is.
+  const slug = base.startsWith('genaicode-docker-') ? base : `genaicode-docker-${base}`;
   if (slug.length <= 63) return slug;
   const hash = createHash('sha256').update(image).digest('hex').slice(0, 8);
   return `${slug.slice(0, 54).replace(/-+$/, '')}-${hash}`;

@@ -7,14 +7,22 @@
  */
 import { LABEL, KubernetesEngine, sweepContainers, type ContainerSpec } from '../../../src/index.js';
 import { kubeTemplates } from '../../../src/cli/kube.js';
-import type { SandboxTemplate } from '../../../src/engine/kubernetes/claim-spec.js';
+import type { SandboxTemplate, SandboxWarmPool } from '../../../src/engine/kubernetes/claim-spec.js';
+import { doctor } from '../../../src/cli/doctor.js';
+import { CLI, DIST_INDEX, requireBuiltPackage } from '../../support/built-package.js';
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { Config } from '../../../src/config/config-schema.js';
 import { docker, engineSuite, MINIMAL_IMAGE, waitFor, withManager } from '../../support/engine.js';
 import { KubeStandin } from '../../support/kube-standin.js';
 import { StandinClaims } from '../../support/kube-standin-claims.js';
-import { testConfig } from '../../support/temp-dirs.js';
+import { tempDir, testConfig } from '../../support/temp-dirs.js';
 import { containerSpec } from '../../../src/sandbox/start-plan.js';
 import { containerUser } from '../../../src/sandbox/container-user.js';
+
+const execFileAsync = promisify(execFile);
 
 let standin: KubeStandin;
 let claims: StandinClaims;
@@ -84,7 +92,7 @@ test('a sandbox is a claim: its pod runs the commands and files; stop deletes th
       const sandbox = await manager.start({ image: MINIMAL_IMAGE });
       const stored = claims.claims.get(sandbox.id)!;
       expect(stored.claim.spec).toMatchObject({
-        sandboxTemplateRef: { name: 'genaicode-docker-genaicode-docker-sandbox-minimal-latest' },
+        sandboxTemplateRef: { name: 'genaicode-docker-sandbox-minimal-latest' },
         lifecycle: { shutdownPolicy: 'Delete', shutdownTime: sandbox.info.expiresAt.toISOString().replace(/\.\d{3}Z$/, 'Z') },
       });
       expect(stored.claim.metadata.labels).toMatchObject({ [LABEL.managed]: 'true' });
@@ -182,11 +190,11 @@ test('the expiry is the cluster\u2019s: the claim is deleted with its pod at its
 });
 
 test('a missing or altered template is refused before any claim is made, with what to do', async () => {
-  const name = 'genaicode-docker-genaicode-docker-sandbox-minimal-latest';
+  const name = 'genaicode-docker-sandbox-minimal-latest';
   const good = claims.templates.get(name)!;
   const before = claims.claims.size;
   const variants: Array<[string, (t: SandboxTemplate) => void, RegExp]> = [
-    ['missing', () => claims.templates.delete(name), /No SandboxTemplate genaicode-docker-genaicode-docker-sandbox-minimal-latest/],
+    ['missing', () => claims.templates.delete(name), /No SandboxTemplate genaicode-docker-sandbox-minimal-latest/],
     ['privileged', (t) => (t.spec.podTemplate.spec.containers[0]!.securityContext!.privileged = true), /its securityContext is/],
     ['capabilities kept', (t) => (t.spec.podTemplate.spec.containers[0]!.securityContext!.capabilities = {}), /its securityContext is/],
     ['token mounted', (t) => (t.spec.podTemplate.spec.automountServiceAccountToken = true), /its automountServiceAccountToken is true/],
@@ -213,4 +221,94 @@ test('a missing or altered template is refused before any claim is made, with wh
   } finally {
     claims.templates.set(name, good);
   }
+});
+
+test('kube templates prints a List that parses, each template with the pod path\u2019s hardened pod and a warm pool', async () => {
+  requireBuiltPackage(CLI);
+  const home = tempDir('kube-templates-');
+  mkdirSync(join(home, 'genaicode-docker'));
+  writeFileSync(
+    join(home, 'genaicode-docker', 'config.json'),
+    JSON.stringify({
+      engine: { kind: 'kubernetes', kubernetes: { templates: { 'genaicode-docker/python:latest': 'team-python' } } },
+    }),
+  );
+  const { stdout } = await execFileAsync(process.execPath, [CLI, 'kube', 'templates', '--namespace', 'sandboxes', '--replicas', '2'], {
+    env: { ...process.env, XDG_CONFIG_HOME: home },
+    cwd: home,
+  });
+  const list = JSON.parse(stdout) as { apiVersion: string; kind: string; items: Array<SandboxTemplate | SandboxWarmPool> };
+  expect(list).toMatchObject({ apiVersion: 'v1', kind: 'List' });
+  const templates = list.items.filter((i): i is SandboxTemplate => i.kind === 'SandboxTemplate');
+  const pools = list.items.filter((i): i is SandboxWarmPool => i.kind === 'SandboxWarmPool');
+  expect(templates.map((t) => t.metadata.name)).toEqual(expect.arrayContaining(['genaicode-docker-sandbox-minimal-latest', 'team-python']));
+  expect(pools.map((p) => p.spec)).toContainEqual({ replicas: 2, sandboxTemplateRef: { name: 'team-python' } });
+  for (const t of templates) {
+    expect(t).toMatchObject({ apiVersion: 'extensions.agents.x-k8s.io/v1alpha1', metadata: { namespace: 'sandboxes' } });
+    const spec = t.spec.podTemplate.spec;
+    expect(spec).toMatchObject({
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      hostNetwork: false,
+      hostPID: false,
+      hostIPC: false,
+      securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+    });
+    expect(spec.activeDeadlineSeconds).toBeUndefined();
+    expect(spec.containers).toHaveLength(1);
+    expect(spec.containers[0]!.securityContext).toMatchObject({
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(spec.containers[0]!.resources?.limits).toMatchObject({ memory: expect.any(String), cpu: expect.any(String) });
+    // The default network is none: the controller's deny-all policy (an empty one), and our label.
+    expect(t.spec).toMatchObject({ networkPolicy: {}, networkPolicyManagement: 'Managed' });
+    expect(t.spec.podTemplate.metadata?.labels).toEqual({ 'genaicode-docker.network': 'none' });
+  }
+});
+
+test('doctor in claim mode says so and asks for the claim permissions, naming a missing one', async () => {
+  const config = testConfig({ engine: { kind: 'kubernetes', kubernetes: { kubeconfig: standin.kubeconfig } } });
+  const collect = async () => {
+    const text: string[] = [];
+    const code = await doctor(config, { sandboxCheck: false }, (l) => text.push(l));
+    return { code, text: text.join('\n') };
+  };
+  const r = await collect();
+  expect(r.text).toContain('each sandbox is an agent-sandbox SandboxClaim there');
+  expect(r.text).toMatch(
+    /^access {7}ok: sandboxclaims\.extensions\.agents\.x-k8s\.io create, sandboxclaims\.extensions\.agents\.x-k8s\.io get, .*sandboxtemplates\.extensions\.agents\.x-k8s\.io get, sandboxes\.agents\.x-k8s\.io get, .*pods\/exec create/m,
+  );
+  expect(r.code).toBe(0);
+  standin.denied.add('create sandboxclaims');
+  try {
+    const denied = await collect();
+    expect(denied.text).toMatch(
+      /^access {7}MISSING sandboxclaims\.extensions\.agents\.x-k8s\.io create \(start a sandbox: the stand-in denies create sandboxclaims\)/m,
+    );
+    expect(denied.code).toBe(1);
+  } finally {
+    standin.denied.delete('create sandboxclaims');
+  }
+});
+
+test('the exit-time remover deletes claims synchronously, from a process that cannot wait on promises', async () => {
+  requireBuiltPackage();
+  const spec = claimSpec(`exit-${standin.runId}`);
+  const script = `
+    const { KubernetesEngine } = await import(${JSON.stringify(DIST_INDEX)});
+    const spec = JSON.parse(process.argv[1]);
+    spec.expiresAt = new Date(spec.expiresAt);
+    const engine = new KubernetesEngine({ kubeconfig: ${JSON.stringify(standin.kubeconfig)} });
+    const id = await engine.createContainer(spec);
+    await engine.startContainer(id);
+    process.stdout.write(JSON.stringify({ id, left: engine.removeContainersSync([id], 10000) }));`;
+  const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(spec)], {
+    timeout: 60_000,
+  });
+  const answer = JSON.parse(stdout) as { id: string; left: string[] };
+  expect(answer).toEqual({ id: spec.name, left: [] });
+  expect(standin.requests).toContain(`DELETE /apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/sandboxes/sandboxclaims/${answer.id}`);
+  await waitFor('the claim and its pod to be gone', async () => (claims.claims.has(answer.id) ? undefined : true), 10_000);
 });
