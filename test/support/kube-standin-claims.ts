@@ -47,8 +47,8 @@ export class StandinClaims {
   readonly claims = new Map<string, StoredClaim>();
   /** The Sandboxes: name to the pod it runs. */
   readonly sandboxes = new Map<string, string>();
-  /** When set, no claim becomes Ready: the controller cannot make its pod (a quota, a missing node). */
-  hold: string | undefined;
+  /** When set, no claim becomes Ready, with this Ready=False condition: the controller cannot make its pod (a quota, a missing node, a refusal). */
+  hold: { reason: string; message: string } | undefined;
 
   constructor(private readonly standin: KubeStandin) {
     standin.extensions.push((req, res, url) => this.route(req, res, url));
@@ -156,7 +156,7 @@ export class StandinClaims {
       claim.status = { conditions: [{ type: 'Ready', status: 'False', reason, message }] };
     };
     if (!template) return notReady('TemplateNotFound', `SandboxTemplate ${claim.spec.sandboxTemplateRef.name} not found`);
-    if (this.hold) return notReady('SandboxNotReady', this.hold);
+    if (this.hold) return notReady(this.hold.reason, this.hold.message);
     const name = claim.metadata.name!;
     const podName = `${name}-warm-${randomBytes(3).toString('hex')}`;
     const spec = structuredClone(template.spec.podTemplate.spec);

@@ -16,6 +16,7 @@ import {
   claimProgress,
   podOfSandbox,
   templateNameOf,
+  TERMINAL_REASONS,
   type KubernetesMode,
   type SandboxClaim,
   type SandboxObject,
@@ -111,22 +112,22 @@ export class ClaimSandboxes {
    */
   async waitReady(name: string, timeoutMs: number): Promise<string> {
     let last = 'no condition yet';
-    const outcome = await poll(
+    const outcome = await poll<{ sandbox: string } | { end: string }>(
       async () => {
         const claim = await this.read(name);
-        if (!claim) return { gone: true as const };
+        if (!claim) return { end: 'was deleted before it was Ready' };
         const p = claimProgress(claim);
         if (p.last)
           last = `${p.last.type}=${p.last.status}${p.last.reason ? ` ${p.last.reason}` : ''}${p.last.message ? `: ${p.last.message}` : ''}`;
-        return p.ready && p.sandbox ? { sandbox: p.sandbox } : undefined;
+        if (p.ready && p.sandbox) return { sandbox: p.sandbox };
+        return p.last?.status === 'False' && TERMINAL_REASONS.has(p.last.reason ?? '') ? { end: 'will not become Ready' } : undefined;
       },
       { timeoutMs, intervalMs: (n) => Math.min(1000, 100 * 2 ** n) },
     );
-    if (!outcome || 'gone' in outcome)
-      throw new SandboxError(
-        'CONTAINER_START_FAILED',
-        `SandboxClaim ${name} ${outcome ? 'was deleted before it was Ready' : `was not Ready after ${timeoutMs / 1000} s (engine.kubernetes.startTimeoutSeconds)`}; its last condition: ${last}.`,
-      );
+    if (!outcome || 'end' in outcome) {
+      const why = outcome?.end ?? `was not Ready after ${timeoutMs / 1000} s (engine.kubernetes.startTimeoutSeconds)`;
+      throw new SandboxError('CONTAINER_START_FAILED', `SandboxClaim ${name} ${why}; its last condition: ${last}.`);
+    }
     const pod = await this.podOfSandbox(outcome.sandbox);
     this.pods.set(name, pod);
     return pod;

@@ -171,6 +171,20 @@ export function claimFor(spec: ContainerSpec, name: string, template: string, ex
   };
 }
 
+/**
+ * Ready=False reasons the claim controller does not recover from by itself (its
+ * computeReadyCondition, extensions/controllers/sandboxclaim_controller.go): a start fails on
+ * them at once instead of waiting out its time. The others (SandboxNotReady, ReconcilerError,
+ * TemplateNotFound...) are retried by the controller, and waited for.
+ */
+export const TERMINAL_REASONS: ReadonlySet<string> = new Set([
+  'InvalidMetadata',
+  'EnvVarsInjectionRejected',
+  'VolumeClaimTemplatesError',
+  'ClaimExpired',
+  'SandboxExpired',
+]);
+
 /** The claim's Ready condition and the Sandbox it bound, as its status says them. */
 export function claimProgress(claim: SandboxClaim): { ready: boolean; sandbox?: string; last?: Condition } {
   const conditions = claim.status?.conditions ?? [];

@@ -149,7 +149,7 @@ test('the sweep lists claims by label and deletes those of a dead owner', async 
 });
 
 test('a claim that never becomes Ready fails the start in bounded time, naming the claim and its condition, and leaves nothing', async () => {
-  claims.hold = 'the stand-in has no room for it';
+  claims.hold = { reason: 'SandboxNotReady', message: 'the stand-in has no room for it' };
   const before = claims.claims.size;
   const started = Date.now();
   try {
@@ -171,6 +171,31 @@ test('a claim that never becomes Ready fails the start in bounded time, naming t
   } finally {
     claims.hold = undefined;
   }
+  expect(Date.now() - started).toBeLessThan(60_000);
+  expect(claims.claims.size).toBe(before);
+});
+
+test('a claim the controller will not make Ready (a terminal reason) fails the start at once, and leaves nothing', async () => {
+  claims.hold = { reason: 'EnvVarsInjectionRejected', message: 'the template does not allow env' };
+  const before = claims.claims.size;
+  const started = Date.now();
+  try {
+    const slow = new KubernetesEngine({ kubeconfig: standin.kubeconfig, startTimeoutSeconds: 600 });
+    await withManager(
+      async (manager) => {
+        await expect(manager.start({ image: MINIMAL_IMAGE })).rejects.toMatchObject({
+          code: 'CONTAINER_START_FAILED',
+          message: expect.stringMatching(
+            /SandboxClaim \S+ will not become Ready; its last condition: Ready=False EnvVarsInjectionRejected: the template/,
+          ),
+        });
+      },
+      { engine: slow, overrides },
+    );
+  } finally {
+    claims.hold = undefined;
+  }
+  // Well inside the 600 s it would otherwise wait.
   expect(Date.now() - started).toBeLessThan(60_000);
   expect(claims.claims.size).toBe(before);
 });
