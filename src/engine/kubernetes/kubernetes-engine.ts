@@ -48,9 +48,11 @@ export interface KubernetesSettings {
 }
 
 /**
- * The Kubernetes adapter: each container a pod of one container, in one namespace. The
- * cluster pulls images and schedules; we create, exec, copy and delete. What outlives us is
- * ended by the cluster itself: every pod carries activeDeadlineSeconds up to its expiry.
+ * The Kubernetes adapter: each container a pod of one container, in one namespace, or (claim
+ * mode) an agent-sandbox SandboxClaim whose pod we exec into. The cluster pulls images and
+ * schedules; we create, exec, copy and delete. What outlives us is ended by the cluster
+ * itself: every pod carries activeDeadlineSeconds up to its expiry, every claim a
+ * shutdownTime with the policy Delete.
  */
 /** The API clients, made at the first call (client-node takes a second to load: nobody on Docker pays it). */
 interface Clients {
