@@ -12,10 +12,21 @@ import { imageMatches } from '../policy/policy.js';
  * and how many of them are problems.
  */
 export async function kubernetesLines(engine: KubernetesEngine, config: Config): Promise<{ lines: string[]; problems: number }> {
-  const lines = [
-    `cluster      API server ${t(engine.server)}, namespace ${t(await engine.namespace())}: each sandbox is a pod there; host folders (project mounts, mounts) are refused, the pods run on the cluster's nodes`,
-  ];
+  const namespace = await engine.namespace();
   let problems = 0;
+  let mode: string;
+  try {
+    mode =
+      (await engine.mode()) === 'claim'
+        ? 'each sandbox is an agent-sandbox SandboxClaim there, from the SandboxTemplate of its image (genaicode-docker kube templates)'
+        : 'each sandbox is a pod there';
+  } catch (e) {
+    problems++;
+    mode = `MODE UNKNOWN: ${t(isSandboxError(e) ? e.message : String(e), 2000)}`;
+  }
+  const lines = [
+    `cluster      API server ${t(engine.server)}, namespace ${t(namespace)}: ${mode}; host folders (project mounts, mounts) are refused, the pods run on the cluster's nodes`,
+  ];
   try {
     const answers = await engine.access();
     const denied = answers.filter((a) => !a.allowed);

@@ -16,6 +16,7 @@ import { doctor } from './doctor.js';
 import { run } from './run.js';
 import { task, type TaskCliOptions } from './task.js';
 import { images } from './images.js';
+import { kubeTemplates } from './kube.js';
 import { LANGUAGES, type Language } from '../config/languages.js';
 import { displayLines, displayText } from '../display-text.js';
 import { runMcpServer } from '../mcp/mcp-server.js';
@@ -70,6 +71,12 @@ async function readStdin(): Promise<string> {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive whole number, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`expected a whole number, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -158,6 +165,23 @@ program
   .option('--dry-run', 'only list what would be removed', false)
   .action(async (o: { all: boolean; dryRun: boolean }) => {
     process.exitCode = await cleanup(config(), o, out);
+  });
+
+program
+  .command('kube')
+  .description('Kubernetes helpers (engine.kind kubernetes, docs/scale-out.md)')
+  .command('templates')
+  .description("print the agent-sandbox SandboxTemplate and SandboxWarmPool of each golden image, as JSON for 'kubectl apply -f -'")
+  .option('--namespace <namespace>', 'set this namespace in the manifests (default: none, kubectl applies them to its own)')
+  .option('--replicas <n>', 'warm pods kept per image (0: no warm pools)', nonNegativeInt, 1)
+  .option('--image <image...>', 'only these images (default: images.default and every language image)')
+  .action((o: { namespace?: string; replicas: number; image?: string[] }) => {
+    const list = kubeTemplates(config(), {
+      replicas: o.replicas,
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+      ...(o.image ? { images: o.image } : {}),
+    });
+    out(JSON.stringify(list, null, 2));
   });
 
 program

@@ -84,6 +84,15 @@ export const ConfigSchema = z
               .optional(),
             /** How long a pod may take to be scheduled, pull its image and run. @default 120 */
             startTimeoutSeconds: z.number().int().min(5).max(3600).optional(),
+            /** Each sandbox a pod of our own, or an agent-sandbox SandboxClaim from a template; auto: a claim where API discovery finds the claim resource. @default auto */
+            mode: z.enum(['auto', 'pod', 'claim']).optional(),
+            /** The SandboxTemplate each image's claims name, where it is not the name derived from the image (`genaicode-docker kube templates`). */
+            templates: z
+              .record(
+                z.string().min(1),
+                z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a template name (lowercase letters, digits and -)'),
+              )
+              .optional(),
           })
           .strict()
           .optional(),

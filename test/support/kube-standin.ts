@@ -33,7 +33,7 @@ export interface ExecRecord {
   exitCode: number | null;
 }
 
-interface StoredPod {
+export interface StoredPod {
   pod: V1Pod;
   container: string;
   deadline?: NodeJS.Timeout;
@@ -85,6 +85,8 @@ export class KubeStandin {
   readonly denied = new Set<string>();
   url = '';
   kubeconfig = '';
+  /** Resources served beside the core ones (the agent-sandbox part: kube-standin-claims.ts), asked before the 404. */
+  readonly extensions: Array<(req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>> = [];
 
   /** A certificate of its own for 127.0.0.1, made now (the kube config trusts exactly it). */
   private certificate(dir: string): { cert: Buffer; key: Buffer } {
@@ -216,16 +218,25 @@ export class KubeStandin {
       if (req.method === 'DELETE') {
         stored.pod.metadata!.deletionTimestamp ??= new Date();
         json(res, 200, stored.pod);
-        // Gone once its container is: a client that deletes and reads at once still sees it
-        // Terminating. A second DELETE while the first runs joins it, as an API server's does:
-        // a second `docker rm -f` would fail at once ("removal already in progress") and the pod
-        // would be reported gone while its container is still being removed.
-        stored.removing ??= this.removePod(stored);
-        await stored.removing;
-        return;
+        return this.deletePod(stored.pod.metadata!.name!);
       }
     }
+    for (const extension of this.extensions) if (await extension(req, res, url)) return;
     return status(res, 404, 'NotFound', `the stand-in has no ${req.method} ${url.pathname}`);
+  }
+
+  /**
+   * Deletes a pod, resolving once its container is gone: a client that deletes and reads at
+   * once still sees it Terminating. A second deletion while the first runs joins it, as an API
+   * server's does: a second `docker rm -f` would fail at once ("removal already in progress")
+   * and the pod would be reported gone while its container is still being removed.
+   */
+  async deletePod(name: string): Promise<void> {
+    const stored = this.pods.get(name);
+    if (!stored) return;
+    stored.pod.metadata!.deletionTimestamp ??= new Date();
+    stored.removing ??= this.removePod(stored);
+    await stored.removing;
   }
 
   private async removePod(stored: StoredPod): Promise<void> {
@@ -277,25 +288,32 @@ export class KubeStandin {
   }
 
   private createPod(pod: V1Pod, res: ServerResponse): void {
+    const added = this.addPod(pod);
+    if ('code' in added) return status(res, added.code, added.reason, added.message);
+    json(res, 201, added.pod);
+  }
+
+  /** Admits a pod as the API server would and runs it as a kubelet would; a refusal is the status it answers. */
+  addPod(pod: V1Pod): StoredPod | { code: number; reason: string; message: string } {
     const name = pod.metadata?.name ?? '';
-    if (!POD_NAME.test(name)) return status(res, 422, 'Invalid', `Pod "${name}" is invalid: metadata.name`);
+    if (!POD_NAME.test(name)) return { code: 422, reason: 'Invalid', message: `Pod "${name}" is invalid: metadata.name` };
     for (const [k, v] of Object.entries(pod.metadata?.labels ?? {}))
       if (!LABEL_VALUE.test(v))
-        return status(res, 422, 'Invalid', `Pod "${name}" is invalid: metadata.labels: Invalid value: "${v}" (${k})`);
-    if (this.pods.has(name)) return status(res, 409, 'AlreadyExists', `pods "${name}" already exists`);
+        return { code: 422, reason: 'Invalid', message: `Pod "${name}" is invalid: metadata.labels: Invalid value: "${v}" (${k})` };
+    if (this.pods.has(name)) return { code: 409, reason: 'AlreadyExists', message: `pods "${name}" already exists` };
     const container = `kube-standin-${this.runId}-${name}`.slice(0, 120);
     let args: string[];
     try {
       args = this.dockerArgs(pod, container);
     } catch (e) {
-      return status(res, 422, 'Invalid', String(e));
+      return { code: 422, reason: 'Invalid', message: String(e) };
     }
     pod.metadata = { ...pod.metadata, namespace: 'sandboxes', uid: randomBytes(8).toString('hex'), creationTimestamp: new Date() };
     pod.status = { phase: 'Pending' };
     const stored: StoredPod = { pod, container, ready: Promise.resolve() };
     stored.ready = this.run(stored, args);
     this.pods.set(name, stored);
-    json(res, 201, pod);
+    return stored;
   }
 
   /** Runs the pod's container, then marks it Running and arms its deadline, as a kubelet would. */

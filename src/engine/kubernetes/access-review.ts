@@ -25,6 +25,22 @@ export const ACCESS_NEEDS: readonly AccessNeed[] = [
   { verb: 'create', resource: 'networkpolicies', group: 'networking.k8s.io', why: "network 'none' (deny-all policy)" },
 ];
 
+/**
+ * In claim mode: the claims made, read, listed and deleted, the template and the Sandbox read,
+ * exec into the pod the claim binds and its pod read; no pod or policy of our own is made.
+ */
+export const CLAIM_ACCESS_NEEDS: readonly AccessNeed[] = [
+  { verb: 'create', resource: 'sandboxclaims', group: 'extensions.agents.x-k8s.io', why: 'start a sandbox' },
+  { verb: 'get', resource: 'sandboxclaims', group: 'extensions.agents.x-k8s.io', why: 'wait for it and inspect it' },
+  { verb: 'list', resource: 'sandboxclaims', group: 'extensions.agents.x-k8s.io', why: 'the sweep by label' },
+  { verb: 'delete', resource: 'sandboxclaims', group: 'extensions.agents.x-k8s.io', why: 'stop it' },
+  { verb: 'get', resource: 'sandboxtemplates', group: 'extensions.agents.x-k8s.io', why: "check its image's template" },
+  { verb: 'get', resource: 'sandboxes', group: 'agents.x-k8s.io', why: 'find the pod a claim binds' },
+  { verb: 'get', resource: 'pods', why: 'wait for the pod' },
+  { verb: 'create', resource: 'pods', subresource: 'exec', why: 'run commands' },
+  { verb: 'get', resource: 'pods', subresource: 'exec', why: 'run commands (the WebSocket upgrade)' },
+];
+
 export interface AccessAnswer extends AccessNeed {
   allowed: boolean;
   /** The authorizer's reason, where it gave one. */
@@ -32,9 +48,13 @@ export interface AccessAnswer extends AccessNeed {
 }
 
 /** `kubectl auth can-i` for each need: the API server's own answer for these credentials, nothing made. */
-export async function reviewAccess(api: AuthorizationV1Api, namespace: string): Promise<AccessAnswer[]> {
+export async function reviewAccess(
+  api: AuthorizationV1Api,
+  namespace: string,
+  needs: readonly AccessNeed[] = ACCESS_NEEDS,
+): Promise<AccessAnswer[]> {
   return Promise.all(
-    ACCESS_NEEDS.map(async (need) => {
+    needs.map(async (need) => {
       const review = await api.createSelfSubjectAccessReview({
         body: {
           apiVersion: 'authorization.k8s.io/v1',

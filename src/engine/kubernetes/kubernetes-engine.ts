@@ -1,4 +1,12 @@
-import type { AuthorizationV1Api, CoreV1Api, KubeConfig, NetworkingV1Api, VersionApi, V1Pod } from '@kubernetes/client-node';
+import type {
+  AuthorizationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  NetworkingV1Api,
+  VersionApi,
+  V1Pod,
+} from '@kubernetes/client-node';
 import type WebSocket from 'ws';
 import { SandboxError } from '../../errors.js';
 import { poll } from '../../retry.js';
@@ -16,10 +24,13 @@ import type {
 } from '../container-engine.js';
 import { CONTAINER_NAME, DENY_ALL_POLICY, HOST_MOUNT_REFUSAL, denyAllPolicy, labelSelector, labelsOfPod, podFor } from './pod-spec.js';
 import { podExec } from './pod-exec.js';
+import { STUCK, stateOf } from './pod-state.js';
 import { extractOverExec, statPathOverExec } from './pod-files.js';
-import { removePodsSync, type SyncTarget } from './remove-pods-sync.js';
+import { removePodsSync, syncTargetOf, type SyncTarget } from './remove-pods-sync.js';
 import { apiStatus, kubernetesFailure } from './api-errors.js';
-import { reviewAccess, type AccessAnswer } from './access-review.js';
+import { CLAIM_ACCESS_NEEDS, reviewAccess, type AccessAnswer } from './access-review.js';
+import { claimSandboxesFor, type ClaimSandboxes } from './claim-sandboxes.js';
+import type { KubernetesMode } from './claim-spec.js';
 
 export interface KubernetesSettings {
   /** Kube config file. @default $KUBECONFIG, then ~/.kube/config, then the in-cluster account */
@@ -30,41 +41,18 @@ export interface KubernetesSettings {
   namespace?: string;
   /** How long a pod may take to run (its image pulled, scheduled). @default 120 */
   startTimeoutSeconds?: number;
-}
-
-/** Why a pod that has not started never will: the kubelet's reasons that need a person. */
-const STUCK = new Set([
-  'ErrImagePull',
-  'ImagePullBackOff',
-  'InvalidImageName',
-  'ErrImageNeverPull',
-  'CreateContainerConfigError',
-  'CreateContainerError',
-  'RunContainerError',
-]);
-
-/** The pod as the port's ContainerState. */
-function stateOf(pod: V1Pod): ContainerState {
-  const status = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER_NAME);
-  const terminated = status?.state?.terminated;
-  const name = pod.metadata?.name ?? '';
-  const phase = pod.status?.phase ?? 'Pending';
-  return {
-    id: name,
-    name,
-    running: phase === 'Running' && status?.state?.running !== undefined && pod.metadata?.deletionTimestamp === undefined,
-    status: pod.metadata?.deletionTimestamp ? 'Terminating' : (pod.status?.reason ?? phase),
-    oomKilled: terminated?.reason === 'OOMKilled',
-    exitCode: terminated?.exitCode ?? null,
-    labels: labelsOfPod(pod),
-    ...(pod.spec?.containers[0]?.workingDir ? { workdir: pod.spec.containers[0].workingDir } : {}),
-  };
+  /** Pods of our own, or agent-sandbox SandboxClaims; `auto` asks API discovery once. @default auto */
+  mode?: KubernetesMode;
+  /** The SandboxTemplate of an image, where it is not the name derived from the image. */
+  templates?: Record<string, string>;
 }
 
 /**
- * The Kubernetes adapter: each container a pod of one container, in one namespace. The
- * cluster pulls images and schedules; we create, exec, copy and delete. What outlives us is
- * ended by the cluster itself: every pod carries activeDeadlineSeconds up to its expiry.
+ * The Kubernetes adapter: each container a pod of one container, in one namespace, or (claim
+ * mode) an agent-sandbox SandboxClaim whose pod we exec into. The cluster pulls images and
+ * schedules; we create, exec, copy and delete. What outlives us is ended by the cluster
+ * itself: every pod carries activeDeadlineSeconds up to its expiry, every claim a
+ * shutdownTime with the policy Delete.
  */
 /** The API clients, made at the first call (client-node takes a second to load: nobody on Docker pays it). */
 interface Clients {
@@ -73,6 +61,7 @@ interface Clients {
   net: NetworkingV1Api;
   versions: VersionApi;
   authz: AuthorizationV1Api;
+  custom: CustomObjectsApi;
   namespace: string;
   server: string;
 }
@@ -86,6 +75,8 @@ export class KubernetesEngine implements ContainerEngine {
   private policyReady: Promise<void> | undefined;
   /** What the exit-time remover needs, resolved at each create (credentials may be renewed). */
   private syncTarget: SyncTarget | undefined;
+  /** The mode in force, decided once; the claims' side where it is `claim`. */
+  private moding: Promise<ClaimSandboxes | undefined> | undefined;
 
   constructor(settings: KubernetesSettings = {}) {
     this.settings = settings;
@@ -125,6 +116,7 @@ export class KubernetesEngine implements ContainerEngine {
         net: kc.makeApiClient(k8s.NetworkingV1Api),
         versions: kc.makeApiClient(k8s.VersionApi),
         authz: kc.makeApiClient(k8s.AuthorizationV1Api),
+        custom: kc.makeApiClient(k8s.CustomObjectsApi),
         namespace,
         server,
       };
@@ -150,7 +142,7 @@ export class KubernetesEngine implements ContainerEngine {
   async access(): Promise<AccessAnswer[]> {
     const { authz, namespace } = await this.clients();
     try {
-      return await reviewAccess(authz, namespace);
+      return await reviewAccess(authz, namespace, (await this.claims()) ? CLAIM_ACCESS_NEEDS : undefined);
     } catch (e) {
       throw this.fail(e, 'SelfSubjectAccessReview');
     }
@@ -158,6 +150,35 @@ export class KubernetesEngine implements ContainerEngine {
 
   private fail(e: unknown, context: string): SandboxError {
     return kubernetesFailure(e, context, this.server);
+  }
+
+  /** The claims' side when sandboxes are SandboxClaims (decided once: docs/scale-out.md), else undefined: pods of our own. */
+  private claims(): Promise<ClaimSandboxes | undefined> {
+    this.moding ??= this.clients()
+      .then(({ custom, namespace }) =>
+        claimSandboxesFor(this.settings.mode ?? 'auto', {
+          custom,
+          namespace,
+          templates: this.settings.templates ?? {},
+          fail: (e, c) => this.fail(e, c),
+        }),
+      )
+      .catch((e: unknown) => {
+        this.moding = undefined;
+        throw e;
+      });
+    return this.moding;
+  }
+
+  /** `pod` or `claim`: what a sandbox is on this cluster. */
+  async mode(): Promise<'pod' | 'claim'> {
+    return (await this.claims()) ? 'claim' : 'pod';
+  }
+
+  /** The pod of a sandbox: itself in pod mode, the one its claim bound in claim mode. */
+  private async podName(id: string): Promise<string> {
+    const claims = await this.claims();
+    return claims ? claims.podOf(id) : id;
   }
 
   async info(): Promise<EngineInfo> {
@@ -214,8 +235,11 @@ export class KubernetesEngine implements ContainerEngine {
       throw new SandboxError('INVALID_ARGUMENT', 'A pod needs an expiry: the cluster ends it then, whatever happens to this process.');
     const name = spec.name ?? `genaicode-docker-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const pod = podFor(spec, name, (spec.expiresAt.getTime() - Date.now()) / 1000);
+    const claims = await this.claims();
+    await this.refreshSyncTarget(claims ? 'claims' : 'pods');
+    // The template's own deny-all policy closes a claim's pod (checked before the claim is made).
+    if (claims) return claims.create(spec, name, spec.expiresAt);
     if (spec.network === 'none') await this.ensureDenyAll();
-    await this.refreshSyncTarget();
     const { core, namespace } = await this.clients();
     try {
       const made = await core.createNamespacedPod({ namespace, body: pod });
@@ -230,8 +254,15 @@ export class KubernetesEngine implements ContainerEngine {
     }
   }
 
-  /** Waits until the pod runs. @throws SandboxError CONTAINER_START_FAILED with the kubelet's reason */
+  /** Waits until the pod (in claim mode: the claim is Ready, then its pod) runs. @throws SandboxError CONTAINER_START_FAILED with the reason */
   async startContainer(id: string): Promise<void> {
+    const claims = await this.claims();
+    const started = Date.now();
+    const pod = claims ? await claims.waitReady(id, this.startTimeoutMs) : id;
+    await this.waitRunning(pod, this.startTimeoutMs - (Date.now() - started), claims ? `SandboxClaim ${id}: its pod ${pod}` : `Pod ${id}`);
+  }
+
+  private async waitRunning(id: string, timeoutMs: number, what: string): Promise<void> {
     const outcome = await poll(
       async () => {
         const pod = await this.readPod(id);
@@ -245,12 +276,12 @@ export class KubernetesEngine implements ContainerEngine {
         const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable');
         return unschedulable && unschedulable.message?.includes('Insufficient') ? `Unschedulable: ${unschedulable.message}` : undefined;
       },
-      { timeoutMs: this.startTimeoutMs, intervalMs: (n) => Math.min(1000, 100 * 2 ** n) },
+      { timeoutMs: Math.max(0, timeoutMs), intervalMs: (n) => Math.min(1000, 100 * 2 ** n) },
     );
     if (outcome === 'running') return;
     throw new SandboxError(
       'CONTAINER_START_FAILED',
-      `Pod ${id} did not start: ${outcome ?? `not running after ${this.startTimeoutMs / 1000} s (engine.kubernetes.startTimeoutSeconds)`}.`,
+      `${what} did not start: ${outcome ?? `not running after ${this.startTimeoutMs / 1000} s (engine.kubernetes.startTimeoutSeconds)`}.`,
     );
   }
 
@@ -266,7 +297,8 @@ export class KubernetesEngine implements ContainerEngine {
 
   /** A pod cannot be stopped and kept: stopping deletes it, within `graceSeconds`. */
   async stopContainer(id: string, graceSeconds: number): Promise<boolean> {
-    return this.deletePod(id, graceSeconds);
+    const claims = await this.claims();
+    return claims ? claims.delete(id) : this.deletePod(id, graceSeconds);
   }
 
   private async deletePod(id: string, graceSeconds: number): Promise<boolean> {
@@ -281,6 +313,8 @@ export class KubernetesEngine implements ContainerEngine {
   }
 
   async removeContainer(id: string, force: boolean): Promise<boolean> {
+    const claims = await this.claims();
+    if (claims) return claims.remove(id);
     const existed = await this.deletePod(id, force ? 0 : 2);
     if (!existed) return false;
     const gone = await poll(async () => ((await this.readPod(id)) ? undefined : true), {
@@ -293,7 +327,7 @@ export class KubernetesEngine implements ContainerEngine {
 
   /** Bytes written in the pod's writable layer, measured by `du` in it. */
   async diskUsage(id: string): Promise<number | undefined> {
-    if (!(await this.readPod(id))) return undefined;
+    if (!(await this.readPod(await this.podName(id).catch(() => id)))) return undefined;
     const out: Buffer[] = [];
     const s = await this.exec(id, { cmd: ['/bin/sh', '-c', 'du -skx / 2>/dev/null | cut -f1'] }, (stream, c) => {
       if (stream === 'stdout') out.push(Buffer.from(c));
@@ -304,11 +338,15 @@ export class KubernetesEngine implements ContainerEngine {
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerState | undefined> {
+    const claims = await this.claims();
+    if (claims) return claims.inspect(idOrName);
     const pod = await this.readPod(idOrName);
     return pod ? stateOf(pod) : undefined;
   }
 
   async listContainers(labels: Record<string, string>): Promise<ContainerSummary[]> {
+    const claims = await this.claims();
+    if (claims) return claims.list(labels);
     const { selector, rest } = labelSelector(labels);
     let pods: V1Pod[];
     const { core, namespace } = await this.clients();
@@ -336,7 +374,7 @@ export class KubernetesEngine implements ContainerEngine {
     await kc.applyToHTTPSOptions(options);
     const base = server.replace(/^http/, 'ws').replace(/\/+$/, '');
     return {
-      url: `${base}/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(id)}/exec`,
+      url: `${base}/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(await this.podName(id))}/exec`,
       options,
       container: CONTAINER_NAME,
     };
@@ -354,19 +392,9 @@ export class KubernetesEngine implements ContainerEngine {
     return extractOverExec((spec, onOutput) => this.exec(id, spec, onOutput), path, archive);
   }
 
-  private async refreshSyncTarget(): Promise<void> {
+  private async refreshSyncTarget(collection: SyncTarget['collection']): Promise<void> {
     const { kc, server, namespace } = await this.clients();
-    const o: WebSocket.ClientOptions = {};
-    await kc.applyToHTTPSOptions(o);
-    const tls: Record<string, string | boolean> = {};
-    for (const k of ['ca', 'cert', 'key', 'passphrase', 'servername'] as const) {
-      const v = (o as Record<string, unknown>)[k];
-      if (typeof v === 'string' || Buffer.isBuffer(v)) tls[k] = v.toString();
-    }
-    if (typeof o.rejectUnauthorized === 'boolean') tls.rejectUnauthorized = o.rejectUnauthorized;
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(o.headers ?? {})) if (typeof v === 'string') headers[k] = v;
-    this.syncTarget = { server, namespace, tls, headers };
+    this.syncTarget = await syncTargetOf(kc, server, namespace, collection);
   }
 
   removeContainersSync(ids: string[], timeoutMs: number): string[] {

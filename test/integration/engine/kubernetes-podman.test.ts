@@ -10,7 +10,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { podFor } from '../../../src/engine/kubernetes/pod-spec.js';
 import { MINIMAL_IMAGE } from '../../support/engine.js';
-import { removeTempDirs, tempDir } from '../../support/temp-dirs.js';
+import { removeTempDirs, tempDir, testConfig } from '../../support/temp-dirs.js';
+import { kubeTemplates } from '../../../src/cli/kube.js';
+import type { SandboxTemplate } from '../../../src/engine/kubernetes/claim-spec.js';
 
 const dir = tempDir('kube-play-');
 // Podman 4.3 here cannot set its default RLIMIT_NOFILE (docs/ENVIRONMENT): none, as the project's own set-up does.
@@ -79,4 +81,42 @@ test('podman kube play runs the generated Pod with its securityContext: user, no
     await podman(['pod', 'rm', '-f', '-t', '0', name]);
   }
   expect((await podman(['pod', 'exists', name])).code).not.toBe(0);
+});
+
+test('podman kube play runs the pod of a SandboxTemplate that kube templates prints: the same hardening', async () => {
+  const name = `gcd-kube-tpl-${randomBytes(4).toString('hex')}`;
+  const list = kubeTemplates(testConfig({ engine: { kind: 'kubernetes' }, user: '1000:1000', readOnlyRoot: true }), {
+    replicas: 0,
+    images: [MINIMAL_IMAGE],
+  });
+  const template = list.items[0] as SandboxTemplate;
+  // What the agent-sandbox controller makes of the template: a pod of its podTemplate.
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: template.spec.podTemplate.metadata?.labels },
+    spec: template.spec.podTemplate.spec,
+  };
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(pod));
+  try {
+    const play = await podman(['kube', 'play', file]);
+    expect({ code: play.code, stderr: play.stderr }).toEqual({ code: 0, stderr: '' });
+    const r = await podman([
+      'exec',
+      `${name}-sandbox`,
+      'sh',
+      '-c',
+      'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; touch /rootfile 2>&1 || echo readonly',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^1000\nCapEff:\s+[0-9a-f]+\nNoNewPrivs:\s+1\n(?:.*Read-only file system\n)?readonly\n$/);
+    // Exactly the template's capabilities (the configured ones, every other dropped): none of the runtime's defaults like NET_RAW.
+    const BITS: Record<string, number> = { CHOWN: 0, DAC_OVERRIDE: 1, FOWNER: 3, FSETID: 4, KILL: 5, SETGID: 6, SETUID: 7 };
+    const added = template.spec.podTemplate.spec.containers[0]!.securityContext!.capabilities!.add ?? [];
+    const want = added.reduce((bits, cap) => bits | (1n << BigInt(BITS[cap]!)), 0n);
+    expect(BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(r.stdout)![1]}`)).toBe(want);
+  } finally {
+    await podman(['pod', 'rm', '-f', '-t', '0', name]);
+  }
 });
