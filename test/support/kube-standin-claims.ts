@@ -100,6 +100,14 @@ export class StandinClaims {
         this.templates.set(n, t);
         return send(res, 201, t);
       }
+      if (req.method === 'GET' && name === undefined) {
+        // A list by label equality (`k=v,...`), as the adapter's auto mode asks it.
+        const wanted = (url.searchParams.get('labelSelector') ?? '').split(',').filter(Boolean);
+        const items = [...this.templates.values()].filter((t) =>
+          wanted.every((w) => t.metadata?.labels?.[w.slice(0, w.indexOf('='))] === w.slice(w.indexOf('=') + 1)),
+        );
+        return send(res, 200, { apiVersion: 'extensions.agents.x-k8s.io/v1alpha1', kind: 'SandboxTemplateList', metadata: {}, items });
+      }
       const t = name === undefined ? undefined : this.templates.get(name);
       if (req.method === 'GET' && t) return send(res, 200, t);
       return failure(res, 404, 'NotFound', `sandboxtemplates.extensions.agents.x-k8s.io "${name}" not found`);

@@ -235,8 +235,9 @@ export class ClaimSandboxes {
 }
 
 /**
- * The claims' side for `mode` (in `auto`, whether API discovery finds the claim resource),
- * or undefined where sandboxes are pods of our own.
+ * The claims' side for `mode` (in `auto`, whether API discovery finds the claim resource and
+ * the namespace has templates of ours, or templates are named in the settings), or undefined
+ * where sandboxes are pods of our own.
  * @throws SandboxError INVALID_CONFIG when `claim` is set and the cluster does not serve claims
  */
 export async function claimSandboxesFor(mode: KubernetesMode, c: ClaimContext): Promise<ClaimSandboxes | undefined> {
@@ -253,5 +254,24 @@ export async function claimSandboxesFor(mode: KubernetesMode, c: ClaimContext): 
       `engine.kubernetes.mode is claim, but the API server does not serve ${CLAIMS}.${CLAIM_GROUP}/${CLAIM_VERSION}: install the agent-sandbox extensions (docs/scale-out.md) or set the mode to auto or pod.`,
       { data: { field: 'engine.kubernetes.mode' } },
     );
+  // auto: claims only where the user has made them usable (templates of ours, or named ones):
+  // a cluster that merely has the extensions keeps getting pods, as before they were installed.
+  if (mode === 'auto' && served && Object.keys(c.templates).length === 0 && !(await templatesOfOurs(c))) return undefined;
   return chooseMode(mode, served) === 'claim' ? new ClaimSandboxes(c) : undefined;
+}
+
+/** Whether the namespace holds a SandboxTemplate `kube templates` printed (its label); one the credentials may not list counts as none. */
+async function templatesOfOurs(c: ClaimContext): Promise<boolean> {
+  try {
+    const list = (await c.custom.listNamespacedCustomObject({
+      ...CLAIM(c),
+      plural: TEMPLATES,
+      labelSelector: 'genaicode-docker.managed=true',
+      limit: 1,
+    })) as { items?: unknown[] };
+    return (list.items?.length ?? 0) > 0;
+  } catch (e) {
+    if (apiStatus(e) === 403 || apiStatus(e) === 404) return false;
+    throw c.fail(e, `List SandboxTemplates in ${c.namespace}`);
+  }
 }

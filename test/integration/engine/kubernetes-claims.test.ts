@@ -70,10 +70,22 @@ function claimSpec(name: string, over: Partial<ContainerSpec> = {}): ContainerSp
   return { ...spec, diskBytes: config.limits.disk, labels: { ...spec.labels, [LABEL.session]: `claims-${standin.runId}` }, ...over };
 }
 
-test('discovery: auto finds the claim resource; pod forces pods; claim on a cluster without it is refused with why', async () => {
+test('discovery: auto finds the claim resource and our templates; pod forces pods; claim on a cluster without it is refused with why', async () => {
   expect(await engine.mode()).toBe('claim');
   expect(standin.requests).toContain('GET /apis/extensions.agents.x-k8s.io/v1alpha1');
   expect(await new KubernetesEngine({ kubeconfig: standin.kubeconfig, mode: 'pod' }).mode()).toBe('pod');
+  // The extensions installed, but no template of ours (nor one named in the settings): auto keeps pods.
+  const bare = await new KubeStandin().start();
+  const bareClaims = new StandinClaims(bare);
+  try {
+    expect(await new KubernetesEngine({ kubeconfig: bare.kubeconfig }).mode()).toBe('pod');
+    expect(bare.requests).toContain('GET /apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/sandboxes/sandboxtemplates');
+    expect(await new KubernetesEngine({ kubeconfig: bare.kubeconfig, templates: { [MINIMAL_IMAGE]: 'theirs' } }).mode()).toBe('claim');
+    expect(await new KubernetesEngine({ kubeconfig: bare.kubeconfig, mode: 'claim' }).mode()).toBe('claim');
+  } finally {
+    bareClaims.stop();
+    await bare.stop();
+  }
   const without = await new KubeStandin().start();
   try {
     expect(await new KubernetesEngine({ kubeconfig: without.kubeconfig }).mode()).toBe('pod');
