@@ -1,0 +1,271 @@
+/**
+ * `run --background`, `ps`, `logs` and `kill` as a person uses them: the built CLI, a real
+ * engine, each test with a state folder of its own (so its jobs folder holds only its jobs).
+ * What is left is observed through the docker CLI and /proc, not through the code under test.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LABEL } from '../../../src/index.js';
+import { CLI, requireBuiltPackage } from '../../support/built-package.js';
+import { docker, dockerOk, listManaged, MINIMAL_IMAGE, requireEngine, waitFor } from '../../support/engine.js';
+import { removeTempDirs, tempDir } from '../../support/temp-dirs.js';
+
+const stateDirs: string[] = [];
+
+beforeAll(async () => {
+  await requireEngine();
+  requireBuiltPackage(CLI);
+});
+
+afterAll(async () => {
+  // Every job of these tests: its supervisor ended, its container gone. Leftovers are removed, then reported.
+  const left: string[] = [];
+  for (const dir of stateDirs)
+    for (const r of records(dir)) {
+      if (alive(r.pid)) {
+        process.kill(r.pid, 'SIGKILL');
+        left.push(`supervisor ${r.pid} of ${r.id}`);
+      }
+      if (r.container && (await containerThere(r.container.name))) {
+        await docker(['rm', '-f', r.container.name]);
+        left.push(`container ${r.container.name}`);
+      }
+    }
+  removeTempDirs();
+  if (left.length) throw new Error(`Left behind: ${left.join(', ')}`);
+});
+
+interface Job {
+  id: string;
+  pid: number;
+  state: string;
+  logPath?: string;
+  container?: { id: string; name: string };
+}
+
+interface Cli {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A CLI with a state (and log) folder of its own. */
+function cliWith(state = tempDir('gcd-bg-state-')): { run: (...args: string[]) => Cli; logsDir: string } {
+  stateDirs.push(state);
+  const cwd = tempDir('gcd-bg-cwd-');
+  const env = {
+    ...process.env,
+    GENAICODE_DOCKER_CONFIRM_START: 'false',
+    XDG_STATE_HOME: state,
+    XDG_CONFIG_HOME: tempDir('gcd-bg-config-'),
+  };
+  return {
+    run: (...args) => {
+      const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 90_000, env });
+      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+    },
+    logsDir: join(state, 'genaicode-docker', 'logs'),
+  };
+}
+
+function records(state: string): Job[] {
+  const dir = join(state, 'genaicode-docker', 'logs', 'jobs');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => /^j[0-9a-f]{6}\.json$/.test(f))
+    .flatMap((f) => {
+      try {
+        return [JSON.parse(readFileSync(join(dir, f), 'utf8')) as Job];
+      } catch {
+        return []; // a record a test broke on purpose
+      }
+    });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function containerThere(name: string): Promise<boolean> {
+  return (await listManaged()).some((c) => c.name === name && c.status !== 'removing');
+}
+
+function start(cli: ReturnType<typeof cliWith>, command: string): { id: string; container: string; logPath: string; pid: number } {
+  const started = Date.now();
+  const r = cli.run('run', '--background', '--json', '--', command);
+  expect(r.stderr).toBe('');
+  expect(r.status).toBe(0);
+  // Returns once the container runs, not when the command ends (a bound proving nothing waits for it).
+  expect(Date.now() - started).toBeLessThan(60_000);
+  return JSON.parse(r.stdout) as { id: string; container: string; logPath: string; pid: number };
+}
+
+type Row = { id: string; state: string; command: string; image?: string; container?: { name: string } };
+const rows = (cli: ReturnType<typeof cliWith>, ...args: string[]) => JSON.parse(cli.run('ps', '--json', ...args).stdout) as Row[];
+
+test('a job started in the background runs on after the CLI returns: ps shows it, logs prints it, kill ends it and its container', async () => {
+  const cli = cliWith();
+  const job = start(cli, 'echo first line; echo "second \u001b[31m line"; sleep 1000');
+  expect(job.id).toMatch(/^j[0-9a-f]{6}$/);
+  expect(job.container).toBe(`genaicode-docker-${job.id}`);
+  expect(alive(job.pid)).toBe(true);
+  expect(await containerThere(job.container)).toBe(true);
+  // ps: running, with its image and command; the escape in the command shown by name.
+  const table = cli.run('ps');
+  expect(table.status).toBe(0);
+  expect(table.stdout).toMatch(new RegExp(`^${job.id} +running +\\d+s +1h59m +${MINIMAL_IMAGE} +echo first line;`, 'm'));
+  expect(table.stdout).toContain('\\x1b[31m');
+  expect(table.stdout).not.toContain('\u001b');
+  // logs: what it printed, as it printed it.
+  const printed = await waitFor(
+    'the job output',
+    async () => {
+      const r = cli.run('logs', job.id);
+      return r.stdout.includes('second') ? r : undefined;
+    },
+    20_000,
+    300,
+  );
+  expect(printed.status).toBe(0);
+  expect(printed.stdout).toBe('first line\nsecond \u001b[31m line\n');
+  expect(cli.run('logs', '--tail', '1', job.id).stdout).toBe('second \u001b[31m line\n');
+  // The container's name works as the id too.
+  expect(cli.run('logs', job.container).stdout).toBe(printed.stdout);
+  // kill: the supervisor stops the command and removes the container.
+  const killed = cli.run('kill', job.id);
+  expect(killed.status).toBe(0);
+  expect(killed.stdout).toContain(`its container ${job.container} is gone`);
+  expect(await containerThere(job.container)).toBe(false);
+  await waitFor('the supervisor to end', async () => (alive(job.pid) ? undefined : true), 10_000);
+  expect(rows(cli).find((r) => r.id === job.id)).toBeUndefined();
+  expect(rows(cli, '--all').find((r) => r.id === job.id)).toMatchObject({ state: 'killed' });
+  // A second kill: already gone, and says so.
+  expect(cli.run('kill', job.id)).toMatchObject({ status: 0, stdout: expect.stringContaining('is gone') });
+}, 120_000);
+
+test('a job that ends by itself: its exit code in ps --all, its container gone, logs --follow returns at its end', async () => {
+  const cli = cliWith();
+  const job = start(cli, 'echo one; sleep 2; echo two; exit 7');
+  // --follow prints what comes and returns once the job has ended.
+  const followed = cli.run('logs', '--follow', job.id);
+  expect(followed).toMatchObject({ status: 0, stdout: 'one\ntwo\n' });
+  const row = await waitFor(
+    'the job to end',
+    async () => {
+      const r = rows(cli, '--all').find((x) => x.id === job.id);
+      return r && r.state !== 'running' ? r : undefined;
+    },
+    30_000,
+    300,
+  );
+  expect(row.state).toBe('exited 7');
+  expect(await containerThere(job.container)).toBe(false);
+  await waitFor('the supervisor to end', async () => (alive(job.pid) ? undefined : true), 10_000);
+}, 120_000);
+
+test('a supervisor killed with SIGKILL leaves an orphan: ps says so, kill removes it, and so does the sweep', async () => {
+  const cli = cliWith();
+  const [a, b] = [start(cli, 'sleep 1000'), start(cli, 'sleep 1000')];
+  for (const j of [a, b]) process.kill(j.pid, 'SIGKILL');
+  for (const j of [a, b]) await waitFor('the supervisor to die', async () => (alive(j.pid) ? undefined : true), 10_000);
+  const states = rows(cli);
+  expect(states.find((r) => r.id === a.id)?.state).toBe('orphaned');
+  expect(states.find((r) => r.id === b.id)?.state).toBe('orphaned');
+  expect(await containerThere(a.container)).toBe(true);
+  const killed = cli.run('kill', a.id);
+  expect(killed).toMatchObject({ status: 0, stdout: expect.stringContaining(`its container ${a.container} is gone`) });
+  expect(await containerThere(a.container)).toBe(false);
+  expect(rows(cli, '--all').find((r) => r.id === a.id)?.state).toBe('killed');
+  // The other one: its owner is gone, so a sweep (here by hand) removes it.
+  const swept = cli.run('cleanup');
+  expect(swept.stdout).toMatch(new RegExp(`removed ${b.container} \\(\\w+\\): owner-gone`));
+  expect(await containerThere(b.container)).toBe(false);
+  expect(rows(cli, '--all').find((r) => r.id === b.id)?.state).toBe('lost');
+}, 120_000);
+
+test('ids that are not jobs of this user get a sentence and exit 1; a tampered record is not followed', async () => {
+  const cli = cliWith();
+  for (const id of ['jffffff', 'nothing-here', '../x', '/etc/passwd', 'j123456/../../x', '']) {
+    for (const verb of ['kill', 'logs']) {
+      const r = cli.run(verb, id);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/is not a background job or container of yours: `genaicode-docker ps --all` lists their ids\./);
+    }
+  }
+  // A managed container whose owner is not a process of this user (another host here): not ours to kill.
+  const foreign = `gcd-bg-foreign-${Date.now()}`;
+  await dockerOk([
+    'run',
+    '-d',
+    '--name',
+    foreign,
+    '--label',
+    `${LABEL.managed}=true`,
+    '--label',
+    `${LABEL.owner}=another-host:4242`,
+    '--label',
+    `${LABEL.expiresAt}=${new Date(Date.now() + 120_000).toISOString()}`,
+    MINIMAL_IMAGE,
+    'sleep',
+    '120',
+  ]);
+  try {
+    const refused = cli.run('kill', foreign);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('is not a background job or container of yours');
+    expect(await containerThere(foreign)).toBe(true);
+    expect(rows(cli).some((r) => r.id === foreign)).toBe(false);
+
+    // Tampered records of an ended job: a log outside the log folder, a link inside it, another container.
+    const job = start(cli, 'echo mine');
+    expect(cli.run('logs', '--follow', job.id).stdout).toBe('mine\n');
+    const recordPath = join(cli.logsDir, 'jobs', `${job.id}.json`);
+    const record = JSON.parse(readFileSync(recordPath, 'utf8')) as Record<string, unknown>;
+    const link = join(cli.logsDir, 'looks-like-a.log');
+    symlinkSync('/etc/passwd', link);
+    for (const logPath of ['/etc/passwd', link, join(cli.logsDir, '..', '..', '..', 'x.log'), 'relative.log']) {
+      writeFileSync(recordPath, JSON.stringify({ ...record, logPath }));
+      const r = cli.run('logs', job.id);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/does not name a log file of yours inside the log folder/);
+      expect(r.stdout).toBe('');
+    }
+    const foreignId = (await dockerOk(['inspect', '--format', '{{.Id}}', foreign])).trim();
+    writeFileSync(recordPath, JSON.stringify({ ...record, state: 'running', container: { id: foreignId, name: foreign } }));
+    const notTheJobs = cli.run('kill', job.id);
+    expect(notTheJobs.status).toBe(1);
+    expect(notTheJobs.stderr).toContain('is not the one job');
+    expect(await containerThere(foreign)).toBe(true);
+    // A record that is not one (bad JSON, wrong shape): as good as absent.
+    for (const text of ['{not json', JSON.stringify({ ...record, pid: 'x' }), JSON.stringify({ ...record, id: 'jffffff' })]) {
+      writeFileSync(recordPath, text);
+      expect(cli.run('logs', job.id)).toMatchObject({ status: 1, stderr: expect.stringContaining('is not a background job') });
+    }
+  } finally {
+    await docker(['rm', '-f', foreign]);
+  }
+}, 120_000);
+
+test('a background job that cannot start fails in the parent with the error, leaving no container and no supervisor', async () => {
+  const cli = cliWith();
+  const r = cli.run('run', '--background', '--image', 'genaicode-docker/does-not-exist:1', '--', 'sleep 1000');
+  expect(r.status).toBe(125);
+  expect(r.stderr).toContain('IMAGE_NOT_FOUND');
+  expect(r.stdout).toBe('');
+  const json = cli.run('run', '--background', '--json', '--image', 'nope/never:1', '--', 'true');
+  expect(json.status).toBe(125);
+  expect(JSON.parse(json.stdout)).toMatchObject({ code: 'IMAGE_NOT_ALLOWED' });
+  const jobs = records(stateDirs[stateDirs.length - 1]!);
+  expect(jobs).toHaveLength(2);
+  for (const j of jobs) {
+    expect(j.state).toBe('failed');
+    await waitFor('the supervisor to end', async () => (alive(j.pid) ? undefined : true), 10_000);
+    expect(await containerThere(`genaicode-docker-${j.id}`)).toBe(false);
+  }
+}, 120_000);
