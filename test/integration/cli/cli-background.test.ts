@@ -96,9 +96,13 @@ async function containerThere(name: string): Promise<boolean> {
   return (await listManaged()).some((c) => c.name === name && c.status !== 'removing');
 }
 
-function start(cli: ReturnType<typeof cliWith>, command: string): { id: string; container: string; logPath: string; pid: number } {
+function start(
+  cli: ReturnType<typeof cliWith>,
+  command: string,
+  ...options: string[]
+): { id: string; container: string; logPath: string; pid: number } {
   const started = Date.now();
-  const r = cli.run('run', '--background', '--json', '--', command);
+  const r = cli.run('run', '--background', '--json', ...options, '--', command);
   expect(r.stderr).toBe('');
   expect(r.status).toBe(0);
   // Returns once the container runs, not when the command ends (a bound proving nothing waits for it).
@@ -149,8 +153,9 @@ test('a job started in the background runs on after the CLI returns: ps shows it
   expect(cli.run('kill', job.id)).toMatchObject({ status: 0, stdout: expect.stringContaining('is gone') });
 }, 120_000);
 
-test('a job that ends by itself: its exit code in ps --all, its container gone, logs --follow returns at its end', async () => {
+test('a job that ends by itself or by its --timeout-ms: its exit code in ps --all, its container gone, logs --follow returns at its end', async () => {
   const cli = cliWith();
+  const timed = start(cli, 'echo waiting; sleep 300', '--timeout-ms', '1500');
   const job = start(cli, 'echo one; sleep 2; echo two; exit 7');
   // --follow prints what comes and returns once the job has ended.
   const followed = cli.run('logs', '--follow', job.id);
@@ -167,6 +172,11 @@ test('a job that ends by itself: its exit code in ps --all, its container gone, 
   expect(row.state).toBe('exited 7');
   expect(await containerThere(job.container)).toBe(false);
   await waitFor('the supervisor to end', async () => (alive(job.pid) ? undefined : true), 10_000);
+  // Without --timeout-ms a job runs until its container's expiry; with it, it is stopped then.
+  expect(cli.run('logs', '--follow', timed.id)).toMatchObject({ status: 0, stdout: 'waiting\n' });
+  await waitFor('the timed job to end', async () => (alive(timed.pid) ? undefined : true), 20_000);
+  expect(rows(cli, '--all').find((x) => x.id === timed.id)?.state).toBe('timed out');
+  expect(await containerThere(timed.container)).toBe(false);
 }, 120_000);
 
 test('a supervisor killed with SIGKILL leaves an orphan: ps says so, kill removes it, and so does the sweep', async () => {
