@@ -3,7 +3,7 @@
  * engine, each test with a state folder of its own (so its jobs folder holds only its jobs).
  * What is left is observed through the docker CLI and /proc, not through the code under test.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LABEL } from '../../../src/index.js';
@@ -51,7 +51,11 @@ interface Cli {
 }
 
 /** A CLI with a state (and log) folder of its own. */
-function cliWith(state = tempDir('gcd-bg-state-')): { run: (...args: string[]) => Cli; logsDir: string } {
+function cliWith(state = tempDir('gcd-bg-state-')): {
+  run: (...args: string[]) => Cli;
+  spawn: (...args: string[]) => ReturnType<typeof spawn>;
+  logsDir: string;
+} {
   stateDirs.push(state);
   const cwd = tempDir('gcd-bg-cwd-');
   const env = {
@@ -65,6 +69,7 @@ function cliWith(state = tempDir('gcd-bg-state-')): { run: (...args: string[]) =
       const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 90_000, env });
       return { status: r.status, stdout: r.stdout, stderr: r.stderr };
     },
+    spawn: (...args) => spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: 'ignore' }),
     logsDir: join(state, 'genaicode-docker', 'logs'),
   };
 }
@@ -197,6 +202,29 @@ test('a supervisor killed with SIGKILL leaves an orphan: ps says so, kill remove
   expect(swept.stdout).toMatch(new RegExp(`removed ${b.container} \\(\\w+\\): owner-gone`));
   expect(await containerThere(b.container)).toBe(false);
   expect(rows(cli, '--all').find((r) => r.id === b.id)?.state).toBe('lost');
+}, 120_000);
+
+test('ps lists a running container of another process of this user; kill removes it', async () => {
+  const cli = cliWith();
+  const running = cli.spawn('run', '--', 'sleep 300');
+  const exited = new Promise<number | null>((resolve) => running.on('exit', (code) => resolve(code)));
+  try {
+    const row = await waitFor(
+      'the run container in ps',
+      async () => rows(cli).find((r) => r.command === `(a container of process ${running.pid})`),
+      30_000,
+      300,
+    );
+    expect(row).toMatchObject({ state: 'running', image: MINIMAL_IMAGE });
+    expect(await containerThere(row.id)).toBe(true);
+    const killed = cli.run('kill', row.id);
+    expect(killed).toMatchObject({ status: 0, stdout: expect.stringContaining(`its container ${row.id} is gone`) });
+    expect(await containerThere(row.id)).toBe(false);
+    // The `run` whose container it was ends: its command was killed with the container (137).
+    expect(await exited).toBe(137);
+  } finally {
+    running.kill('SIGKILL');
+  }
 }, 120_000);
 
 test('ids that are not jobs of this user get a sentence and exit 1; a tampered record is not followed', async () => {
