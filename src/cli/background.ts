@@ -79,13 +79,19 @@ export async function runBackground(
     env: process.env,
   });
   closeSync(outFd);
-  const exited = new Promise<StartAnswer>((resolve) => child.once('exit', () => resolve(supervisorDied(dir, id))));
+  const exited = new Promise<StartAnswer>((resolve) => {
+    child.once('exit', () => resolve(supervisorDied(dir, id)));
+    // Not started at all, or its channel broke before the job was handed over.
+    child.once('error', () => resolve(supervisorDied(dir, id)));
+  });
   const answered = new Promise<StartAnswer>((resolve) => child.once('message', (m) => resolve(m as StartAnswer)));
   // A Ctrl-C while it starts: the supervisor stops the start and removes what it made.
   const onSigint = () => child.kill('SIGTERM');
   process.on('SIGINT', onSigint);
   try {
-    child.send(spec);
+    child.send(spec, (e) => {
+      if (e) swallowed('handing a job to its supervisor', e);
+    });
     const answer = await within(Promise.race([answered, exited]), START_BOUND_MS);
     if (!answer) {
       child.kill('SIGTERM');
@@ -143,6 +149,8 @@ function supervisorDied(dir: string, id: string): StartAnswer {
 
 /** The spec the parent sends first, bounded: a supervisor nobody talks to ends. */
 async function receiveSpec(): Promise<JobSpec> {
+  if (!process.send)
+    throw new SandboxError('INVALID_ARGUMENT', 'This sub-command is the supervisor `run --background` starts: it is not run by hand.');
   const message = new Promise<unknown>((resolve) => process.once('message', resolve));
   const got = await within(message, 30_000);
   if (!got) throw new SandboxError('INVALID_ARGUMENT', 'No job was handed to this supervisor (it is started by `run --background`).');
@@ -167,9 +175,18 @@ export async function superviseJob(loadConfigAt: (cwd: string) => Config): Promi
   // Listening ourselves: the exit hook then leaves the first signal to us (and still removes
   // whatever is left when the process exits).
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, onSignal);
-  const spec = await receiveSpec();
-  const config = loadConfigAt(spec.configCwd);
-  const dir = jobsDir(config.logs.dir);
+  let spec: JobSpec;
+  let config: Config;
+  let dir: string;
+  try {
+    spec = await receiveSpec();
+    config = loadConfigAt(spec.configCwd);
+    dir = jobsDir(config.logs.dir);
+  } catch (e) {
+    // Nothing started: the parent hears why (the open channel would otherwise keep this process alive).
+    tell({ ok: false, error: isSandboxError(e) ? e.toJSON() : { error: String(e), code: 'INTERNAL_ERROR' } });
+    throw e;
+  }
   const start = processStart(process.pid);
   let record: JobRecord = {
     id: spec.id,

@@ -161,7 +161,13 @@ program
 
 // The supervisor of one background job, started by `run --background` (never by a person).
 program.command(SUPERVISOR_COMMAND, { hidden: true }).action(async () => {
-  const code = await superviseJob((cwd) => config(cwd));
+  let code = 1;
+  try {
+    code = await superviseJob((cwd) => config(cwd));
+  } catch (e) {
+    err(isSandboxError(e) ? displayText(`${e.code}: ${e.message}`, 4000) : e instanceof Error ? (e.stack ?? e.message) : String(e));
+  }
+  // Ended, its container removed: nothing else may keep it alive (its IPC channel, a timer).
   process.exit(code);
 });
 
