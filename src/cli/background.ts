@@ -35,6 +35,8 @@ const MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
 export const SUPERVISOR_COMMAND = 'background-job';
 /** How long the parent waits for the start (an image pull included) before giving up on it. */
 const START_BOUND_MS = 10 * 60_000;
+/** How long a canceled start waits for the supervisor to remove what it made. */
+const CANCEL_BOUND_MS = 30_000;
 /** How often the supervisor looks at its command. */
 const WATCH_INTERVAL_MS = 200;
 
@@ -86,13 +88,27 @@ export async function runBackground(
   });
   const answered = new Promise<StartAnswer>((resolve) => child.once('message', (m) => resolve(m as StartAnswer)));
   // A Ctrl-C while it starts: the supervisor stops the start and removes what it made.
-  const onSigint = () => child.kill('SIGTERM');
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+    child.kill('SIGTERM');
+  };
   process.on('SIGINT', onSigint);
   try {
     child.send(spec, (e) => {
       if (e) swallowed('handing a job to its supervisor', e);
     });
     const answer = await within(Promise.race([answered, exited]), START_BOUND_MS);
+    if (interrupted) {
+      // Whatever it had answered: canceled, and said only once the supervisor has removed what it made.
+      const ended = await within(exited, CANCEL_BOUND_MS);
+      err(
+        ended
+          ? 'canceled: the background job was stopped and its container removed'
+          : `canceled: the supervisor (pid ${child.pid}) did not end within ${CANCEL_BOUND_MS / 1000} s; \`genaicode-docker ps\` shows what is left`,
+      );
+      return 130;
+    }
     if (!answer) {
       child.kill('SIGTERM');
       return reportFailure(

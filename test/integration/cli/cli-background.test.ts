@@ -69,7 +69,7 @@ function cliWith(state = tempDir('gcd-bg-state-')): {
       const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 90_000, env });
       return { status: r.status, stdout: r.stdout, stderr: r.stderr };
     },
-    spawn: (...args) => spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: 'ignore' }),
+    spawn: (...args) => spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] }),
     logsDir: join(state, 'genaicode-docker', 'logs'),
   };
 }
@@ -288,6 +288,24 @@ test('ids that are not jobs of this user get a sentence and exit 1; a tampered r
   } finally {
     await docker(['rm', '-f', foreign]);
   }
+}, 120_000);
+
+test('Ctrl-C while a job starts cancels it: exit 130, its supervisor ended, no container', async () => {
+  const cli = cliWith();
+  const state = stateDirs[stateDirs.length - 1]!;
+  const parent = cli.spawn('run', '--background', '--', 'sleep 1000');
+  let stderr = '';
+  parent.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number | null>((resolve) => parent.on('exit', (code) => resolve(code)));
+  // The supervisor has the job (its record says starting) and is starting the sandbox.
+  const job = await waitFor('the job record', async () => records(state)[0], 20_000, 20);
+  parent.kill('SIGINT');
+  expect(await exited).toBe(130);
+  expect(stderr).toContain('canceled: the background job was stopped and its container removed');
+  expect(alive(job.pid)).toBe(false);
+  const ended = records(state)[0]!;
+  expect(['failed', 'ended']).toContain(ended.state);
+  expect(await containerThere(`genaicode-docker-${job.id}`)).toBe(false);
 }, 120_000);
 
 test('a background job that cannot start fails in the parent with the error, leaving no container and no supervisor', async () => {
