@@ -45,9 +45,11 @@ const KILL_BOUND_MS = 30_000;
 
 /** A job's state from its record and what is alive. */
 function jobState(r: JobRecord, containerPresent: boolean): string {
+  const alive = supervisorAlive(r);
+  // A container its supervisor left behind (killed, or its removal failed) is shown whatever the record says.
+  if (containerPresent && !alive) return 'orphaned';
   if (r.state === 'ended' || r.state === 'failed') return r.reason === 'exited' ? `exited ${r.exitCode ?? '?'}` : (r.reason ?? r.state);
-  if (supervisorAlive(r)) return r.state;
-  return containerPresent ? 'orphaned' : 'lost';
+  return alive ? r.state : 'lost';
 }
 
 const ENDED = (state: string) => !['running', 'starting', 'orphaned'].includes(state);
