@@ -1,122 +1,15 @@
 /**
  * `run --background`, `ps`, `logs` and `kill` as a person uses them: the built CLI, a real
- * engine, each test with a state folder of its own (so its jobs folder holds only its jobs).
- * What is left is observed through the docker CLI and /proc, not through the code under test.
+ * engine (test/support/background-jobs.ts). The supervisor killed with SIGKILL, whose orphan a
+ * concurrent sweep could take first, is in cli-background-orphans.test.ts, run alone.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LABEL } from '../../../src/index.js';
-import { CLI, requireBuiltPackage } from '../../support/built-package.js';
-import { docker, dockerOk, listManaged, MINIMAL_IMAGE, requireEngine, waitFor } from '../../support/engine.js';
-import { removeTempDirs, tempDir } from '../../support/temp-dirs.js';
+import { alive, cliWith, containerThere, jobsSuite, records, rows, start, stateDirs } from '../../support/background-jobs.js';
+import { docker, dockerOk, MINIMAL_IMAGE, waitFor } from '../../support/engine.js';
 
-const stateDirs: string[] = [];
-
-beforeAll(async () => {
-  await requireEngine();
-  requireBuiltPackage(CLI);
-});
-
-afterAll(async () => {
-  // Every job of these tests: its supervisor ended, its container gone. Leftovers are removed, then reported.
-  const left: string[] = [];
-  for (const dir of stateDirs)
-    for (const r of records(dir)) {
-      if (alive(r.pid)) {
-        process.kill(r.pid, 'SIGKILL');
-        left.push(`supervisor ${r.pid} of ${r.id}`);
-      }
-      if (r.container && (await containerThere(r.container.name))) {
-        await docker(['rm', '-f', r.container.name]);
-        left.push(`container ${r.container.name}`);
-      }
-    }
-  removeTempDirs();
-  if (left.length) throw new Error(`Left behind: ${left.join(', ')}`);
-});
-
-interface Job {
-  id: string;
-  pid: number;
-  state: string;
-  logPath?: string;
-  container?: { id: string; name: string };
-}
-
-interface Cli {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A CLI with a state (and log) folder of its own. */
-function cliWith(state = tempDir('gcd-bg-state-')): {
-  run: (...args: string[]) => Cli;
-  spawn: (...args: string[]) => ReturnType<typeof spawn>;
-  logsDir: string;
-} {
-  stateDirs.push(state);
-  const cwd = tempDir('gcd-bg-cwd-');
-  const env = {
-    ...process.env,
-    GENAICODE_DOCKER_CONFIRM_START: 'false',
-    XDG_STATE_HOME: state,
-    XDG_CONFIG_HOME: tempDir('gcd-bg-config-'),
-  };
-  return {
-    run: (...args) => {
-      const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 90_000, env });
-      return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-    },
-    spawn: (...args) => spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] }),
-    logsDir: join(state, 'genaicode-docker', 'logs'),
-  };
-}
-
-function records(state: string): Job[] {
-  const dir = join(state, 'genaicode-docker', 'logs', 'jobs');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => /^j[0-9a-f]{6}\.json$/.test(f))
-    .flatMap((f) => {
-      try {
-        return [JSON.parse(readFileSync(join(dir, f), 'utf8')) as Job];
-      } catch {
-        return []; // a record a test broke on purpose
-      }
-    });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function containerThere(name: string): Promise<boolean> {
-  return (await listManaged()).some((c) => c.name === name && c.status !== 'removing');
-}
-
-function start(
-  cli: ReturnType<typeof cliWith>,
-  command: string,
-  ...options: string[]
-): { id: string; container: string; logPath: string; pid: number } {
-  const started = Date.now();
-  const r = cli.run('run', '--background', '--json', ...options, '--', command);
-  expect(r.stderr).toBe('');
-  expect(r.status).toBe(0);
-  // Returns once the container runs, not when the command ends (a bound proving nothing waits for it).
-  expect(Date.now() - started).toBeLessThan(60_000);
-  return JSON.parse(r.stdout) as { id: string; container: string; logPath: string; pid: number };
-}
-
-type Row = { id: string; state: string; command: string; image?: string; container?: { name: string } };
-const rows = (cli: ReturnType<typeof cliWith>, ...args: string[]) => JSON.parse(cli.run('ps', '--json', ...args).stdout) as Row[];
+jobsSuite();
 
 test('a job started in the background runs on after the CLI returns: ps shows it, logs prints it, kill ends it and its container', async () => {
   const cli = cliWith();
@@ -182,26 +75,6 @@ test('a job that ends by itself or by its --timeout-ms: its exit code in ps --al
   await waitFor('the timed job to end', async () => (alive(timed.pid) ? undefined : true), 20_000);
   expect(rows(cli, '--all').find((x) => x.id === timed.id)?.state).toBe('timed out');
   expect(await containerThere(timed.container)).toBe(false);
-}, 120_000);
-
-test('a supervisor killed with SIGKILL leaves an orphan: ps says so, kill removes it, and so does the sweep', async () => {
-  const cli = cliWith();
-  const [a, b] = [start(cli, 'sleep 1000'), start(cli, 'sleep 1000')];
-  for (const j of [a, b]) process.kill(j.pid, 'SIGKILL');
-  for (const j of [a, b]) await waitFor('the supervisor to die', async () => (alive(j.pid) ? undefined : true), 10_000);
-  const states = rows(cli);
-  expect(states.find((r) => r.id === a.id)?.state).toBe('orphaned');
-  expect(states.find((r) => r.id === b.id)?.state).toBe('orphaned');
-  expect(await containerThere(a.container)).toBe(true);
-  const killed = cli.run('kill', a.id);
-  expect(killed).toMatchObject({ status: 0, stdout: expect.stringContaining(`its container ${a.container} is gone`) });
-  expect(await containerThere(a.container)).toBe(false);
-  expect(rows(cli, '--all').find((r) => r.id === a.id)?.state).toBe('killed');
-  // The other one: its owner is gone, so a sweep (here by hand) removes it.
-  const swept = cli.run('cleanup');
-  expect(swept.stdout).toMatch(new RegExp(`removed ${b.container} \\(\\w+\\): owner-gone`));
-  expect(await containerThere(b.container)).toBe(false);
-  expect(rows(cli, '--all').find((r) => r.id === b.id)?.state).toBe('lost');
 }, 120_000);
 
 test('ps lists a running container of another process of this user; kill removes it', async () => {
