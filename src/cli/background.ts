@@ -86,6 +86,7 @@ export async function runBackground(
     // Not started at all, or its channel broke before the job was handed over.
     child.once('error', () => resolve(supervisorDied(dir, id)));
   });
+  // The message comes from the supervisor this process just started (superviseJob's `tell`).
   const answered = new Promise<StartAnswer>((resolve) => child.once('message', (m) => resolve(m as StartAnswer)));
   // A Ctrl-C while it starts: the supervisor stops the start and removes what it made.
   let interrupted = false;
@@ -129,11 +130,12 @@ export async function runBackground(
       return SANDBOX_FAILED_EXIT_CODE;
     }
     const a = answer.value;
-    out(
-      options.json
-        ? JSON.stringify({ id: a.id, container: a.container, logPath: a.logPath, pid: a.pid })
-        : `${a.id}\nstarted in ${a.container}; see it with \`genaicode-docker ps\`, its output with \`genaicode-docker logs ${a.id}\`, stop it with \`genaicode-docker kill ${a.id}\``,
-    );
+    // The id alone on stdout (`id=$(genaicode-docker run --background ...)`); how to use it on stderr.
+    out(options.json ? JSON.stringify({ id: a.id, container: a.container, logPath: a.logPath, pid: a.pid }) : a.id);
+    if (!options.json)
+      err(
+        `started in ${a.container}; see it with \`genaicode-docker ps\`, its output with \`genaicode-docker logs ${a.id}\`, stop it with \`genaicode-docker kill ${a.id}\``,
+      );
     return 0;
   } finally {
     process.removeListener('SIGINT', onSigint);
