@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the test suites in phases, and fails if any failed:
 #  1. every file but the sweep tests, in parallel;
-#  2. test/integration/sandbox/sweep.test.ts alone: it sets up containers whose owner is gone on
-#     purpose, which a start-up sweep of another file's CLI or genaicode child would remove.
+#  2. test/integration/sandbox/sweep.test.ts and cli-background-orphans.test.ts alone: they set up
+#     containers whose owner is gone on purpose, which a start-up sweep of another file's CLI or
+#     genaicode child would remove.
 #  3. test/integration/sandbox/frozen-engine.test.ts alone; then the other engines and hosts below.
 # Options go to every jest run (e.g. --ci, --silent); to run some files, call jest itself.
 # Each phase's output is also kept, and the failures of the phases that failed are printed
@@ -11,6 +12,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-vm-modules"
 SWEEP=test/integration/sandbox/sweep.test.ts
+# Kills a background job's supervisor on purpose and looks at the orphan it leaves: alone too, with the sweep tests.
+ORPHANS=test/integration/cli/cli-background-orphans.test.ts
 # Wedges containers on purpose (their engine lock held, their keep-alive frozen; the test ends
 # them from the host at its end): meanwhile the engine holds up calls that look at every
 # container (docker rmi), so it runs alone too, after the sweep tests.
@@ -37,10 +40,10 @@ echo "[jest.sh] rootless Podman's API and images (scripts/engine/podman.sh start
 rootless_env=$(bash scripts/engine/podman.sh start --rootless)
 rootless_up=$?
 
-phase parallel npx jest "$@" --testPathIgnorePatterns "/node_modules/" "/${SWEEP//./\\.}\$" "/${FROZEN//./\\.}\$"
+phase parallel npx jest "$@" --testPathIgnorePatterns "/node_modules/" "/${SWEEP//./\\.}\$" "/${ORPHANS//./\\.}\$" "/${FROZEN//./\\.}\$"
 rc[parallel]=$?
-echo "[jest.sh] then ${SWEEP} alone"
-phase sweep npx jest --runInBand "$@" "$SWEEP"
+echo "[jest.sh] then ${SWEEP} and ${ORPHANS} alone"
+phase sweep npx jest --runInBand "$@" "$SWEEP" "$ORPHANS"
 rc[sweep]=$?
 echo "[jest.sh] then ${FROZEN} alone"
 # --forceExit: a request the engine never answered (bounded by us, not closed by it) must not hold jest.

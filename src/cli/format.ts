@@ -36,7 +36,7 @@ export function formatBytes(n: number): string {
 }
 
 /** Exit code of `run` and `task` when the sandbox could not run (as `docker run` uses it). */
-const SANDBOX_FAILED_EXIT_CODE = 125;
+export const SANDBOX_FAILED_EXIT_CODE = 125;
 
 /** A failure of `run` or `task`: the structured error on stdout with --json, else a sentence on stderr. */
 export function reportFailure(e: unknown, json: boolean, out: (line: string) => void, err: (line: string) => void): number {

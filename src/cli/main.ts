@@ -14,6 +14,9 @@ import { CODE_LANGUAGES, type CodeLanguage } from '../code/code-executor.js';
 import { demo } from './demo.js';
 import { doctor } from './doctor.js';
 import { run } from './run.js';
+import { runBackground, superviseJob, SUPERVISOR_COMMAND } from './background.js';
+import { logs } from './job-logs.js';
+import { kill, ps } from './ps.js';
 import { task, type TaskCliOptions } from './task.js';
 import { images } from './images.js';
 import { kubeTemplates } from './kube.js';
@@ -110,7 +113,8 @@ program
   .option('--memory <size>', 'memory limit, e.g. 256m', size)
   .addOption(projectOption())
   .addOption(projectDirOption())
-  .option('--json', 'print the result object as one line of JSON', false)
+  .option('--json', 'print the result object as one line of JSON (with --background: { id, container, logPath, pid })', false)
+  .option('--background', 'start the command in a container of its own and return at once with a job id (see ps, logs, kill)', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
   .action(
     async (
@@ -122,19 +126,57 @@ program
         network?: NetworkMode;
         memory?: number;
         json: boolean;
+        background: boolean;
       } & ProjectCliOptions,
     ) => {
       const { config: c, project } = projectConfig(o);
-      const { projectDir: _dir, project: _mount, ...rest } = o;
-      process.exitCode = await run(
-        c,
-        argv,
-        { ...rest, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}), ...(project ? { project } : {}) },
-        commandOutput,
-        err,
-      );
+      const { projectDir: _dir, project: _mount, memory: _memory, background, ...rest } = o;
+      const options = { ...rest, ...(o.memory !== undefined ? { memoryBytes: o.memory } : {}), ...(project ? { project } : {}) };
+      process.exitCode = background
+        ? await runBackground(c, o.projectDir !== undefined ? resolve(o.projectDir) : process.cwd(), argv, options, out, err)
+        : await run(c, argv, options, commandOutput, err);
     },
   );
+
+program
+  .command('ps')
+  .description('the background jobs (run --background) and the running containers of this user, with their state, age and expiry')
+  .option('--all', 'ended jobs too', false)
+  .option('--json', 'print the rows as one line of JSON', false)
+  .action(async (o: { all: boolean; json: boolean }) => {
+    process.exitCode = await ps(config(), o, out);
+  });
+
+program
+  .command('logs')
+  .description("print a background job's full log from disk")
+  .argument('<id>', 'a job id (from run --background or ps)')
+  .option('--follow', 'keep printing new output until the job ends', false)
+  .option('--tail <n>', 'only the last n lines', positiveInt)
+  .action(async (id: string, o: { follow: boolean; tail?: number }) => {
+    // The command's own output, as it printed it (as `docker logs` does).
+    process.exitCode = await logs(config(), id, o, (chunk) => process.stdout.write(chunk));
+  });
+
+program
+  .command('kill')
+  .description('stop a background job (its command and its container) or remove a running container of this user')
+  .argument('<id>', 'a job id or a container name, from ps')
+  .action(async (id: string) => {
+    process.exitCode = await kill(config(), id, out, err);
+  });
+
+// The supervisor of one background job, started by `run --background` (never by a person).
+program.command(SUPERVISOR_COMMAND, { hidden: true }).action(async () => {
+  let code = 1;
+  try {
+    code = await superviseJob((cwd) => config(cwd));
+  } catch (e) {
+    err(isSandboxError(e) ? displayText(`${e.code}: ${e.message}`, 4000) : e instanceof Error ? (e.stack ?? e.message) : String(e));
+  }
+  // Ended, its container removed: nothing else may keep it alive (its IPC channel, a timer).
+  process.exit(code);
+});
 
 program
   .command('code')
