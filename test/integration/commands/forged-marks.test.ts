@@ -5,7 +5,7 @@
  * daemon of its own; the kill (a timeout's, or stopProcess) must still end that daemon, and
  * must still spare the exec whose mark was copied.
  */
-import type { Sandbox } from '../../../src/index.js';
+import { copier, processes, running, waitForProcess } from '../../support/mark-copier.js';
 import { MINIMAL_IMAGE, PYTHON_IMAGE, withManager, engineSuite } from '../../support/engine.js';
 
 engineSuite('forged-marks');
@@ -13,70 +13,6 @@ engineSuite('forged-marks');
 const TTL = 3600;
 /** Long enough for the copy to be made and the daemon listed before the kill, even under load. */
 const TIMEOUT_MS = 5000;
-
-/**
- * Shell text that sets $m to the mark in the environment of the first process whose command
- * line starts with $1 (never this command's own processes, which have no such command line).
- */
-const MARK_OF = [
-  'mark_of() {',
-  '  for d in /proc/[0-9]*; do',
-  '    c=$(tr "\\0" " " < "$d/cmdline" 2>/dev/null) || continue',
-  '    case "$c" in "$1"*) m=$(tr "\\0" "\\n" < "$d/environ" | grep "^GENAICODE_DOCKER_EXEC="); [ -n "$m" ] && return 0 ;; esac',
-  '  done',
-  '  return 1',
-  '}',
-].join('\n');
-
-/**
- * A command that copies the mark of the process whose command line starts with `victim` into
- * a daemon running `daemon` (setsid and a double fork: its parent is init, its session its
- * own), says which mark it copied, then waits to be killed.
- */
-function copier(victim: string, daemon: string, prelude = ''): string {
-  return [
-    MARK_OF,
-    `mark_of '${victim}' || { echo no-mark; exit 3; }`,
-    prelude,
-    `(setsid env "$m" ${daemon} < /dev/null > /dev/null 2>&1 &)`,
-    'echo "copied $m"',
-    'sleep 1000',
-  ].join('\n');
-}
-
-/**
- * The pids and command lines of the container's `sleep` processes (builtins and tr: busybox
- * and Debian alike; only these, as the shells' long command lines hold control characters).
- */
-async function processes(sb: Sandbox): Promise<Array<{ pid: number; args: string }>> {
-  const r = await sb.exec([
-    '/bin/sh',
-    '-c',
-    'for d in /proc/[0-9]*; do c=$(tr "\\0" " " < "$d/cmdline" 2>/dev/null) && case "$c" in "sleep "*) echo "${d#/proc/} $c" ;; esac; done',
-  ]);
-  expect(r.exitCode).toBe(0);
-  return r.stdout
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => ({ pid: Number(l.slice(0, l.indexOf(' '))), args: l.slice(l.indexOf(' ') + 1).trim() }));
-}
-
-/** Waits until a process whose command line is `args` runs; returns its environment's mark. */
-async function waitFor(sb: Sandbox, args: string): Promise<string> {
-  for (let i = 0; i < 100; i++) {
-    const p = (await processes(sb)).find((x) => x.args === args);
-    if (p) {
-      const env = await sb.exec(['/bin/sh', '-c', `tr '\\0' '\\n' < /proc/${p.pid}/environ | grep ^GENAICODE_DOCKER_EXEC= || true`]);
-      return env.stdout.trim();
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${args} did not start`);
-}
-
-async function running(sb: Sandbox, args: string): Promise<boolean> {
-  return (await processes(sb)).some((p) => p.args === args);
-}
 
 describe.each([
   ['busybox', MINIMAL_IMAGE],
@@ -88,10 +24,10 @@ describe.each([
       await withManager(async (manager) => {
         const sb = await manager.start({ image, ttlSeconds: TTL });
         await sb.startProcess('exec sleep 1201');
-        const victimMark = await waitFor(sb, 'sleep 1201');
+        const victimMark = await waitForProcess(sb, 'sleep 1201');
         const pending = sb.exec(copier('sleep 1201', 'sleep 1202'), { timeoutMs: TIMEOUT_MS });
         // The daemon carries the background process's mark: the copy was made.
-        expect(await waitFor(sb, 'sleep 1202')).toBe(victimMark);
+        expect(await waitForProcess(sb, 'sleep 1202')).toBe(victimMark);
         const r = await pending;
         expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
         expect(r.stdout).toBe(`copied ${victimMark}\n`);
@@ -110,7 +46,7 @@ describe.each([
         const sb = await manager.start({ image, ttlSeconds: TTL });
         expect((await sb.exec('cd /tmp && export KEEP=yes && echo ok')).stdout).toBe('ok\n');
         const pending = sb.exec(copier('/bin/sh -c : kept-shell', 'sleep 1203'), { timeoutMs: TIMEOUT_MS });
-        const copied = await waitFor(sb, 'sleep 1203');
+        const copied = await waitForProcess(sb, 'sleep 1203');
         expect(copied).toMatch(/^GENAICODE_DOCKER_EXEC=./);
         const r = await pending;
         expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
@@ -129,9 +65,9 @@ describe.each([
         const sb = await manager.start({ image, ttlSeconds: TTL });
         // In the kept shell; the copier, beside it, in an exec of its own.
         const other = sb.exec('sleep 1204; echo other-done', { timeoutMs: 60_000 });
-        const otherMark = await waitFor(sb, 'sleep 1204');
+        const otherMark = await waitForProcess(sb, 'sleep 1204');
         const pending = sb.exec(copier('sleep 1204', 'sleep 1205'), { timeoutMs: TIMEOUT_MS });
-        expect(await waitFor(sb, 'sleep 1205')).toBe(otherMark);
+        expect(await waitForProcess(sb, 'sleep 1205')).toBe(otherMark);
         expect(await pending).toMatchObject({ timedOut: true, exitCode: 124 });
         expect(await running(sb, 'sleep 1205')).toBe(false);
         expect(await running(sb, 'sleep 1204')).toBe(true);
@@ -150,11 +86,11 @@ describe.each([
       await withManager(async (manager) => {
         const sb = await manager.start({ image, ttlSeconds: TTL });
         await sb.startProcess('exec sleep 1206');
-        const victimMark = await waitFor(sb, 'sleep 1206');
+        const victimMark = await waitForProcess(sb, 'sleep 1206');
         // The daemon's own program re-execs into another with only the copied mark in its environment.
         const daemon = `sh -c 'exec env -i "$0" sh -c "exec sleep 1207"' "$m"`;
         const pending = sb.exec(copier('sleep 1206', daemon), { timeoutMs: TIMEOUT_MS });
-        expect(await waitFor(sb, 'sleep 1207')).toBe(victimMark);
+        expect(await waitForProcess(sb, 'sleep 1207')).toBe(victimMark);
         expect(await pending).toMatchObject({ timedOut: true, exitCode: 124 });
         expect(await running(sb, 'sleep 1207')).toBe(false);
         expect(await running(sb, 'sleep 1206')).toBe(true);
@@ -169,11 +105,11 @@ describe.each([
       await withManager(async (manager) => {
         const sb = await manager.start({ image, ttlSeconds: TTL });
         await sb.startProcess('exec sleep 1208');
-        const victimMark = await waitFor(sb, 'sleep 1208');
+        const victimMark = await waitForProcess(sb, 'sleep 1208');
         // Lowered below every mark, and an attempt to raise them back (refused without CAP_SYS_RESOURCE).
         const prelude = 'ulimit -m 1000; ulimit -t 100000; ulimit -t unlimited 2>/dev/null; ulimit -m unlimited 2>/dev/null';
         const pending = sb.exec(copier('sleep 1208', 'sleep 1209', prelude), { timeoutMs: TIMEOUT_MS });
-        expect(await waitFor(sb, 'sleep 1209')).toBe(victimMark);
+        expect(await waitForProcess(sb, 'sleep 1209')).toBe(victimMark);
         const r = await pending;
         expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
         expect(await running(sb, 'sleep 1209')).toBe(false);
@@ -191,7 +127,7 @@ test.concurrent(
       const sb = await manager.start({ image: MINIMAL_IMAGE, ttlSeconds: TTL });
       expect((await sb.exec('cd /tmp && export KEEP=yes && echo ok')).stdout).toBe('ok\n');
       const p = await sb.startProcess(copier('/bin/sh -c : kept-shell', 'sleep 1210'));
-      const copied = await waitFor(sb, 'sleep 1210');
+      const copied = await waitForProcess(sb, 'sleep 1210');
       expect(copied).toMatch(/^GENAICODE_DOCKER_EXEC=./);
       expect(await sb.stopProcess(p.processId)).toMatchObject({ status: 'stopped', verified: true });
       expect(await running(sb, 'sleep 1210')).toBe(false);
@@ -207,9 +143,9 @@ test.concurrent(
     await withManager(async (manager) => {
       const sb = await manager.start({ image: MINIMAL_IMAGE, ttlSeconds: TTL });
       await sb.startProcess('exec sleep 1211');
-      await waitFor(sb, 'sleep 1211');
+      await waitForProcess(sb, 'sleep 1211');
       const inShell = sb.exec('sleep 1212; echo shell-done', { timeoutMs: 60_000 });
-      await waitFor(sb, 'sleep 1212');
+      await waitForProcess(sb, 'sleep 1212');
       // Beside it, in an exec of its own: a tree with a setsid daemon, killed by its timeout.
       const sibling = await sb.exec('(setsid sleep 1213 &); sleep 1000', { timeoutMs: 2500 });
       expect(sibling).toMatchObject({ timedOut: true, exitCode: 124 });
