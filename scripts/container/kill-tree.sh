@@ -41,10 +41,11 @@ scan() {
       :
     elif [ "$c" = unlimited ] || [ "$c" -gt "$top" ]; then
       # No mark applied yet: the command's own shell only if its environment says so (read
-      # drops the NUL separators; a mark's value has a fixed length, so a match is exact).
+      # drops the NUL separators: the value is whole when no digit follows it, the next name's
+      # first letter or the end).
       m=""
       { read -r m < "$d/environ"; } 2>/dev/null
-      case "$m" in *"$k"*) ;; *) continue ;; esac
+      case "$m" in *"$k" | *"$k"[!0-9]*) ;; *) continue ;; esac
     else
       continue
     fi

@@ -6,7 +6,9 @@
  * must still spare the exec whose mark was copied.
  */
 import { copier, processes, running, waitForProcess } from '../../support/mark-copier.js';
-import { MINIMAL_IMAGE, PYTHON_IMAGE, withManager, engineSuite } from '../../support/engine.js';
+import { dockerOk, MINIMAL_IMAGE, PYTHON_IMAGE, withManager, engineSuite } from '../../support/engine.js';
+import { CPU_CEILING_S, ExecMarks } from '../../../src/commands/exec-marks.js';
+import { KILL_TREE_SCRIPT, wrapCommand } from '../../../src/commands/wrapper-protocol.js';
 
 engineSuite('forged-marks');
 
@@ -156,6 +158,69 @@ test.concurrent(
       await sb.exec(['kill', String(pid)]);
       expect(await inShell).toMatchObject({ timedOut: false, stdout: 'shell-done\n' });
       expect(sb.listProcesses()[0]).toMatchObject({ status: 'running' });
+    });
+  },
+  90_000,
+);
+
+test.concurrent(
+  'the kill takes a shell that carries the mark but has not set its limits yet, and nothing else unmarked',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ image: MINIMAL_IMAGE, ttlSeconds: TTL });
+      const mark = new ExecMarks().next();
+      // Execs of their own with the container's limits: one as a wrapper is before its `ulimit`
+      // (the mark in its environment), one with another mark's text, one with none.
+      await dockerOk(['exec', '-d', '-e', mark, sb.id, 'sleep', '1401']);
+      await dockerOk(['exec', '-d', '-e', `${mark}0`, sb.id, 'sleep', '1402']);
+      await dockerOk(['exec', '-d', sb.id, 'sleep', '1403']);
+      await waitForProcess(sb, 'sleep 1401');
+      await waitForProcess(sb, 'sleep 1402');
+      await waitForProcess(sb, 'sleep 1403');
+      const r = await sb.exec(['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', mark, String(CPU_CEILING_S)]);
+      expect(r).toMatchObject({ exitCode: 0, stdout: 'gone 1\n' });
+      expect(await running(sb, 'sleep 1401')).toBe(false);
+      expect(await running(sb, 'sleep 1402')).toBe(true);
+      expect(await running(sb, 'sleep 1403')).toBe(true);
+    });
+  },
+  90_000,
+);
+
+test.concurrent(
+  'a shell whose limits are already below its mark runs nothing: exit 125 and a sentence, never an unmarked command',
+  async () => {
+    await withManager(async (manager) => {
+      const sb = await manager.start({ image: MINIMAL_IMAGE, ttlSeconds: TTL });
+      // The wrapper started where RLIMIT_CPU is 100 s: it cannot set a mark of 10^9 s.
+      const r = await sb.exec(['/bin/sh', '-c', 'ulimit -t 100; exec env "$0" "$@"', new ExecMarks().next(), ...wrapCommand('echo ran')]);
+      expect(r.exitCode).toBe(125);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/limits on RSS or CPU time are below the exec's mark; the command was not run/);
+    });
+  },
+  90_000,
+);
+
+test.concurrent(
+  "a command's limits are its mark, far above any real use (ulimit -t never fires), in busybox and dash",
+  async () => {
+    await withManager(async (manager) => {
+      for (const image of [MINIMAL_IMAGE, PYTHON_IMAGE]) {
+        const sb = await manager.start({ image, ttlSeconds: TTL });
+        for (const command of ['ulimit -H -t; ulimit -S -t; ulimit -H -m', "/bin/sh -c 'ulimit -H -t; ulimit -S -t; ulimit -H -m'"]) {
+          const [hard, soft, rss] = (await sb.exec(command)).stdout.trim().split('\n').map(Number);
+          expect(hard).toBe(soft);
+          expect(hard).toBeGreaterThan(1_000_000_000);
+          expect(hard).toBeLessThan(CPU_CEILING_S);
+          expect(rss).toBeGreaterThan(2 ** 39);
+        }
+        // The background process's too (an exec of its own).
+        const p = await sb.startProcess('ulimit -H -t; echo end-of-limits');
+        expect(await sb.waitForOutput(p.processId, 'end-of-limits', 10_000)).toMatchObject({ found: true });
+        expect(Number(sb.readProcessOutput(p.processId).output.split('\n')[0])).toBeGreaterThan(1_000_000_000);
+        await sb.stop();
+      }
     });
   },
   90_000,
