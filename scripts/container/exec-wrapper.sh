@@ -5,6 +5,15 @@
 # The engine starts each exec as a process group leader, so the wrapper's pid is also the
 # group of everything the command starts: a timeout kills that tree (kill-tree.sh). The
 # counters before and after say whether this command hit the memory or process limit.
+# First of all, the exec's mark (GENAICODE_DOCKER_EXEC=<rss kB>:<cpu s>, exec-marks.ts): its
+# hard and soft limits on RSS and CPU time, lowered for good, inherited by all the command
+# starts; its kill takes every process at or below them. A mark that cannot be set (limits
+# below it) runs nothing: the kill could not find the command.
+# shellcheck disable=SC3045 # -m and -t: dash and busybox ash both have them (and set hard and soft)
+if [ -n "${GENAICODE_DOCKER_EXEC-}" ] && ! { ulimit -m "${GENAICODE_DOCKER_EXEC%%:*}" && ulimit -t "${GENAICODE_DOCKER_EXEC#*:}"; } 2>/dev/null; then
+  echo "genaicode-docker: this container's limits on RSS or CPU time are below the exec's mark; the command was not run" >&2
+  exit 125
+fi
 counters
 printf '\036%s:%s:%s\036' "$$" "$o" "$p" >&2
 "$@"

@@ -14,17 +14,23 @@
 #
 # A request on stdin, from the host only:
 #   <nonce> <marker> <n>     then n lines, each `+` and one line of the command
+# (the marker is the command's mark, GENAICODE_DOCKER_EXEC=<rss kB>:<cpu s>, below the shell's)
 # The nonce (32 hex digits, new for each command) frames the answer, so that no output can
 # end a command early by accident:
 #   stdout  \037<nonce>b\037  the command's stdout  \037<nonce>e\037<exit>:<kept>:<folder>\0
 #   stderr  \037<nonce>b\037  header, the command's stderr, trailer (as exec-wrapper.sh)  \037<nonce>e\037
 # (\037, not the header's \036: the header's last byte is then never held back as the
 # possible start of the end mark, and a timeout's kill reads the pid as soon as it is written.)
-# <kept> is 1 when the state was taken on. The marker (NAME=value) is exported to the command,
-# so a timeout's kill (kill-tree.sh, pid from the header) finds everything it started.
+# <kept> is 1 when the state was taken on. The command's subshell lowers its limits to the
+# marker's pair before its header, so a timeout's kill (kill-tree.sh) finds everything it started.
 # Names of this shell's own variables start with __k, so an export of the command's cannot
 # overwrite them unawares (only one that means to).
 __kstate=/tmp/.genaicode-docker-shell.$$
+# The shell's mark (GENAICODE_DOCKER_EXEC=<rss kB>:<cpu s>, exec-marks.ts), as exec-wrapper.sh
+# sets a command's; each command's is below it (set in its subshell, __krun), so a command's
+# kill never reaches the shell and the shell's reaches its commands.
+# shellcheck disable=SC3045 # -m and -t: dash and busybox ash both have them (and set hard and soft)
+{ ulimit -m "${GENAICODE_DOCKER_EXEC%%:*}" && ulimit -t "${GENAICODE_DOCKER_EXEC#*:}"; } || exit 3
 # This shell's own messages (busybox prints `Killed` when a command's subshell dies of a
 # signal) go nowhere: its frames go to the exec's stderr through fd 5, and each subshell
 # gets that stderr back as its fd 2 (and not fd 5).
@@ -56,6 +62,9 @@ __ksave() {
   exit "$__krc"
 }
 __krun() {
+  __kx=${__kmark#*=}
+  # shellcheck disable=SC3045 # as above
+  { ulimit -m "${__kx%%:*}" && ulimit -t "${__kx#*:}"; } || exit 125
   read -r __kme __kx < /proc/self/stat
   counters
   printf '\036%s:%s:%s\036' "$__kme" "$o" "$p" >&2

@@ -19,12 +19,8 @@ export interface CommandEnding {
 
 export interface CommandEndOptions {
   timeoutMs: number;
-  /** The marker every process of this command carries. */
-  execMark: string;
-  /** The markers of the other commands running now, whose processes the kill spares. */
-  otherMarks: () => string[];
-  /** The keep-alive's `sleep <seconds>`, spared by name. */
-  keepAliveSeconds: number;
+  /** The command's mark (exec-marks.ts) when it is killed: a kept shell's command may have moved to a new shell. */
+  execMark: () => string;
   helpers: ContainerHelpers;
   /** Without a disk quota: the watch that measures the writes while the command runs. */
   diskWatch: DiskWatch | undefined;
@@ -45,10 +41,10 @@ export async function awaitCommandEnd(live: ExecSession, capture: CommandCapture
     if (interrupted) return;
     interrupted = why;
     killing = (async () => {
-      const pid = await within(capture.protocol.waitForPid(), 2_000);
-      // Spared: only processes carrying the exact marker of another command running now.
-      // The keep-alive (`sleep <ttl>`) is spared by name: under load it can start after the command.
-      killReport = await o.helpers.killTree(pid ?? 0, o.execMark, o.otherMarks(), o.keepAliveSeconds);
+      // The header comes after the mark is set: waited for (briefly), though the kill also
+      // takes a shell that carries the mark and has not set it yet.
+      await within(capture.protocol.waitForPid(), 2_000);
+      killReport = await o.helpers.killTree(o.execMark());
       const drained = await within(
         live.done.then(
           () => true,

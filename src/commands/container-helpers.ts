@@ -2,6 +2,7 @@ import type { ContainerEngine, ExecSession } from '../engine/container-engine.js
 import { swallowed } from '../debug.js';
 import { containerGoneError, isGoneError, UNANSWERED_MS, UNANSWERED_REASON } from '../engine/container-gone.js';
 import { poll, systemClock, within, type Clock } from '../retry.js';
+import { CPU_CEILING_S } from './exec-marks.js';
 import {
   type Counters,
   KILL_TREE_SCRIPT,
@@ -88,18 +89,19 @@ export class ContainerHelpers {
   }
 
   /**
-   * Kills the tree of the process `pid` from a second exec. The engine has no call to kill
-   * an exec'd process, so this is the only way that works in any image with /bin/sh.
-   * Retried while the container's process limit refuses the helper itself.
+   * Kills every process of the exec marked `execMark` (exec-marks.ts: each process at or below
+   * its pair of limits) from a second exec. The engine has no call to kill an exec'd process,
+   * so this is the only way that works in any image with /bin/sh. Retried while the
+   * container's process limit refuses the helper itself.
    */
-  async killTree(pid: number, execMark: string, otherMarks: readonly string[] = [], keepAliveSeconds = 0): Promise<string> {
+  async killTree(execMark: string): Promise<string> {
     let last = 'not run';
     // Bounded in time, not only in tries: under a fork flood each try waits on a refused
     // fork, and a timeout must still answer soon after its limit.
     const done = await poll(
       async () => {
         try {
-          const r = await this.runHelper(KILL_TREE_SCRIPT, [String(pid), execMark, otherMarks.join(' '), String(keepAliveSeconds || '')]);
+          const r = await this.runHelper(KILL_TREE_SCRIPT, [execMark, String(CPU_CEILING_S)]);
           last = r.stdout.trim() || `exit ${r.exitCode}`;
           return r.exitCode === 0 && last.startsWith('gone') ? last : undefined;
         } catch (e) {

@@ -4,6 +4,7 @@ import type { ContainerEngine, ExecSession, StreamId } from '../engine/container
 import { swallowed } from '../debug.js';
 import { CommandSegment, encodeRequest, type SegmentEnd } from './kept-shell-frames.js';
 import { KEPT_SHELL_SCRIPT } from './wrapper-protocol.js';
+import { NestedMarks } from './exec-marks.js';
 
 /**
  * One long-lived shell per container (scripts/container/kept-shell.sh) that runs the
@@ -25,10 +26,10 @@ export interface KeptShellDeps {
   containerId: string;
   /** The container's working folder: where the first shell starts. */
   workdir: string;
-  /** Kills every process carrying `marker` (the helpers' tree kill): a shell stuck after a command's kill. */
+  /** Kills every process of the exec marked `marker` (the helpers' tree kill): a shell stuck after a command's kill. */
   killMarked: (marker: string) => Promise<unknown>;
-  /** The environment variable every command's processes carry (its value new for each). */
-  markVar: string;
+  /** A new exec mark (exec-marks.ts) for each shell process; its commands' marks are below it. */
+  newMark: () => string;
 }
 
 /** What one command did to the shell: its folder when it changed, and what was lost, in a sentence. */
@@ -40,6 +41,8 @@ export interface ShellOutcome {
 /** One command in the kept shell: its session (as an exec's) and, once it is done, its outcome. */
 export interface KeptRun {
   session: ExecSession;
+  /** The command's mark, below its shell's (the shell it runs in now: one that ended before it read the command is replaced). */
+  execMark(): string;
   outcome(): ShellOutcome;
 }
 
@@ -53,6 +56,8 @@ interface InFlight {
 class ShellProcess {
   readonly input = new PassThrough();
   readonly marker: string;
+  /** Its commands' marks, below its own. */
+  readonly commandMarks: NestedMarks;
   ended = false;
   endReason: string | undefined;
   current: InFlight | undefined;
@@ -60,7 +65,8 @@ class ShellProcess {
   readonly started: Promise<void>;
 
   constructor(deps: KeptShellDeps, workdir: string, onEnd: (p: ShellProcess, why: string, lost?: unknown) => void) {
-    this.marker = `${deps.markVar}=${randomBytes(8).toString('hex')}`;
+    this.marker = deps.newMark();
+    this.commandMarks = new NestedMarks(this.marker);
     const onOutput = (stream: StreamId, chunk: Buffer): void => {
       const c = this.current;
       if (!c) return swallowed(`output of the kept shell between commands (${chunk.length} bytes)`, undefined);
@@ -135,22 +141,18 @@ export class KeptShell {
     return this.folder;
   }
 
-  /** The marker of the running shell process, spared by the tree kill of every other command. */
-  get marker(): string | undefined {
-    return this.proc && !this.proc.ended ? this.proc.marker : undefined;
-  }
-
   /**
-   * Runs `command` (shell text without NUL) in the shell, exporting `execMark` to it; its
-   * output goes to `onOutput` as a wrapped exec's would. The caller has checked `busy`.
+   * Runs `command` (shell text without NUL) in the shell, under a mark of its own below the
+   * shell's; its output goes to `onOutput` as a wrapped exec's would. The caller has checked `busy`.
    */
-  async run(command: string, execMark: string, onOutput: (stream: StreamId, data: Buffer) => void): Promise<KeptRun> {
+  async run(command: string, onOutput: (stream: StreamId, data: Buffer) => void): Promise<KeptRun> {
     if (this.stopped) throw new Error('the kept shell was stopped');
     const before = this.folder;
     const notes: string[] = [];
     let end: SegmentEnd | undefined;
     let shellEnded: string | undefined;
     let proc: ShellProcess | undefined;
+    let execMark = '';
     let resolveDone!: (r: { exitCode: number | null }) => void;
     let rejectDone!: (e: unknown) => void;
     const done = new Promise<{ exitCode: number | null }>((resolve, reject) => {
@@ -160,6 +162,7 @@ export class KeptShell {
     const send = async (retried: boolean): Promise<void> => {
       const p = this.live();
       proc = p;
+      execMark = p.commandMarks.mark(p.commandMarks.nextIndex());
       if (this.lostBecause)
         notes.push(`a new shell started (the last one ${this.lostBecause}): variables exported earlier are gone; the folder is kept`);
       this.lostBecause = undefined;
@@ -197,6 +200,7 @@ export class KeptShell {
     };
     return {
       session,
+      execMark: () => execMark,
       outcome: () => {
         if (end) {
           this.folder = end.folder;

@@ -3,7 +3,7 @@ import { wrapCommand } from './wrapper-protocol.js';
 
 /** How a wrapped command is started: its marker, its folder, and what it gets on stdin. */
 export interface WrappedExecOptions {
-  /** `NAME=value`, inherited by everything the command starts (the tree kill finds it by this). */
+  /** Its mark (exec-marks.ts), `GENAICODE_DOCKER_EXEC=<rss kB>:<cpu s>`: the wrapper lowers its limits to it first. */
   execMark: string;
   workdir: string;
   env?: Record<string, string>;

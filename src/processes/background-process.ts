@@ -217,15 +217,15 @@ export class BackgroundProcess {
   }
 
   /**
-   * Kills its whole tree (kill-tree.sh from the header's pid and by its mark), then waits for
+   * Kills its whole tree (kill-tree.sh: every process at or below its mark), then waits for
    * its output to end. `verified`: no marked process is left, or its exec ended.
    */
-  async stop(helpers: ContainerHelpers, otherMarks: string[], keepAliveSeconds: number): Promise<{ verified: boolean; report: string }> {
+  async stop(helpers: ContainerHelpers): Promise<{ verified: boolean; report: string }> {
     if (this.status !== 'running') return { verified: true, report: `already ${this.status}` };
     this.stopping = true;
     const clock = this.deps.clock ?? systemClock;
-    const pid = await within(this.capture.protocol.waitForPid(), 2_000, clock);
-    const report = await helpers.killTree(pid?.value ?? 0, this.execMark, otherMarks, keepAliveSeconds);
+    await within(this.capture.protocol.waitForPid(), 2_000, clock);
+    const report = await helpers.killTree(this.execMark);
     this.input.end();
     const drained = await within(this.ended, STOP_DRAIN_MS, clock);
     if (!drained) {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { ContainerHelpers } from '../commands/container-helpers.js';
 import { execResult, limitsHit } from '../commands/exec-result.js';
 import type { ExecOptions, ExecResult } from '../commands/exec-types.js';
@@ -25,13 +24,10 @@ export interface ProcessTableDeps extends Omit<ProcessDeps, 'windowBytes'> {
   /** Bytes of each process's output kept in memory. @default PROCESS_WINDOW_BYTES */
   windowBytes?: number;
   helpers: ContainerHelpers;
-  /** The environment variable every command's processes carry (its value new for each). */
-  markVar: string;
+  /** A new exec mark (exec-marks.ts) for each process. */
+  newMark: () => string;
   /** Where a process starts when it names no folder: the kept shell's. */
   folder: () => string;
-  /** The markers of the commands running now and of the kept shell: a stop spares their processes. */
-  otherMarks: () => string[];
-  keepAliveSeconds: () => number;
   /** Throws CONTAINER_NOT_FOUND once the container is stopped or lost. */
   checkLive: () => void;
   /** For the result of a command that ended within its yieldMs, as a command's. */
@@ -120,7 +116,7 @@ export class ProcessTable {
   /** Stops a process's whole tree and says whether nothing of it is left. */
   async stop(processId: string): Promise<ProcessInfo & { verified: boolean; report?: string }> {
     const p = this.get(processId);
-    const { verified, report } = await p.stop(this.deps.helpers, this.marksBeside(p), this.deps.keepAliveSeconds());
+    const { verified, report } = await p.stop(this.deps.helpers);
     return { ...p.info(), verified, ...(verified ? {} : { report }) };
   }
 
@@ -151,9 +147,8 @@ export class ProcessTable {
     return { port, listening: found !== undefined, ...(found ? { address: found.address } : {}), waitedMs: clock.now() - since };
   }
 
-  /** The markers of the running processes: every other command's kill spares them. */
-  marks(): string[] {
-    return [...this.procs.values()].filter((p) => p.status === 'running').map((p) => p.execMark);
+  private runningCount(): number {
+    return [...this.procs.values()].filter((p) => p.status === 'running').length;
   }
 
   /** The container is going: the running processes end with it (stopped); returns them. */
@@ -165,7 +160,7 @@ export class ProcessTable {
 
   private async launch(command: string | readonly string[], o: ProcessRunOptions): Promise<BackgroundProcess> {
     this.deps.checkLive();
-    const running = this.marks().length + this.starting;
+    const running = this.runningCount() + this.starting;
     if (running >= (this.deps.limits.maxProcesses ?? 8))
       throw new SandboxError(
         'INVALID_ARGUMENT',
@@ -176,7 +171,7 @@ export class ProcessTable {
     this.starting++;
     try {
       const p = await BackgroundProcess.start({ ...this.deps, windowBytes: this.deps.windowBytes ?? PROCESS_WINDOW_BYTES }, id, command, {
-        execMark: `${this.deps.markVar}=${randomBytes(8).toString('hex')}`,
+        execMark: this.deps.newMark(),
         workdir: o.workdir ?? this.deps.folder(),
         ...(o.env ? { env: o.env } : {}),
       });
@@ -208,11 +203,6 @@ export class ProcessTable {
       `No background process ${JSON.stringify(processId)} in this container${known.length ? `; its processes: ${known.join(', ')}` : ''}.`,
       { data: { processId } },
     );
-  }
-
-  /** Every marker a stop of `p` spares: the commands running now, the kept shell, the other processes. */
-  private marksBeside(p: BackgroundProcess): string[] {
-    return [...this.deps.otherMarks(), ...this.marks().filter((m) => m !== p.execMark)];
   }
 
   private forgetEnded(): void {

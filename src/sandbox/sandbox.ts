@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { ExecSession } from '../engine/container-engine.js';
 import { SandboxError } from '../errors.js';
 import { CommandCapture } from '../commands/command-capture.js';
@@ -6,6 +5,7 @@ import { DiskWatch } from '../commands/disk-watch.js';
 import { awaitCommandEnd, type CommandEnding } from '../commands/command-end.js';
 import { execResult, limitsHit } from '../commands/exec-result.js';
 import { ContainerHelpers } from '../commands/container-helpers.js';
+import { ExecMarks } from '../commands/exec-marks.js';
 import { fitsKeptShell, KeptShell, type KeptRun } from '../commands/kept-shell.js';
 import {
   ContainerFiles,
@@ -26,16 +26,14 @@ import type { SandboxDeps, SandboxInfo } from './sandbox-types.js';
 import { ProcessTable, type BackgroundExecOptions, type ProcessInfo, type ProcessStarted } from '../processes/process-table.js';
 
 export { CANCELED_EXIT_CODE, TIMEOUT_EXIT_CODE } from '../commands/exec-result.js';
-/** Environment variable marking every process a command starts. */
-export const EXEC_MARK_VAR = 'GENAICODE_DOCKER_EXEC';
+export { EXEC_MARK_VAR } from '../commands/exec-marks.js';
 
 /** How long a container a command's SIGKILL or SIGTERM ended is looked at again before it counts as running. */
 const LOST_SETTLE_MS = 300;
 
-/** A command running in the sandbox now: its marker, and whether another ran beside it. */
+/** A command running in the sandbox now: whether another ran beside it. */
 interface RunningSlot {
   overlapped: boolean;
-  readonly execMark: string;
 }
 
 export type { SandboxInfo } from './sandbox-types.js';
@@ -66,6 +64,8 @@ export class Sandbox implements AsyncDisposable {
   private readonly shell: KeptShell | undefined;
   /** Background processes (processes/): runCommand's background and yieldMs; the methods below delegate to it. */
   private readonly processes: ProcessTable;
+  /** Each exec's mark (its limits, exec-marks.ts): what its kill takes. */
+  private readonly marks = new ExecMarks();
   /** The processes that were still running when the container stopped. */
   stoppedProcesses: ProcessInfo[] = [];
 
@@ -81,18 +81,16 @@ export class Sandbox implements AsyncDisposable {
         engine: deps.engine,
         containerId: info.id,
         workdir: info.workdir,
-        markVar: EXEC_MARK_VAR,
-        killMarked: (marker) => this.helpers.killTree(0, marker, [], this.keepAliveSeconds()),
+        newMark: () => this.marks.next(),
+        killMarked: (marker) => this.helpers.killTree(marker),
       });
     this.processes = new ProcessTable({
       ...deps,
       containerId: info.id,
       limits: deps.exec,
       helpers: this.helpers,
-      markVar: EXEC_MARK_VAR,
+      newMark: () => this.marks.next(),
       folder: () => this.shell?.currentFolder ?? info.workdir,
-      otherMarks: () => [...[...this.running].map((r) => r.execMark), ...(this.shell?.marker ? [this.shell.marker] : [])],
-      keepAliveSeconds: () => this.keepAliveSeconds(),
       checkLive: () => this.checkLive(),
       info,
       diskLimitBytes: deps.disk.limitBytes,
@@ -196,21 +194,21 @@ export class Sandbox implements AsyncDisposable {
     const started = performance.now();
     const diskNotice = this.diskWatch?.takeNotice();
     const capture = new CommandCapture(this.deps.logs, options.label ?? commandText.trim().split(/\s+/)[0] ?? 'cmd', this.deps.exec);
-    // Inherited by everything the command starts, so the kill finds even re-parented daemons.
-    const execMark = `${EXEC_MARK_VAR}=${randomBytes(8).toString('hex')}`;
-    const slot = this.enterRunning(execMark);
+    const slot = this.enterRunning();
     let ending: CommandEnding;
     let launched = false;
     let kept: KeptRun | undefined;
     try {
       // One command at a time in the kept shell; a second one beside it gets an exec of its own.
-      if (this.shell && !this.shell.busy && fitsKeptShell(command, options))
-        kept = await this.shell.run(command, execMark, capture.onOutput);
+      if (this.shell && !this.shell.busy && fitsKeptShell(command, options)) kept = await this.shell.run(command, capture.onOutput);
+      // Its limits, kept by everything the command starts (exec-marks.ts): what its kill takes.
+      const ownMark = kept ? '' : this.marks.next();
+      const execMark = kept ? kept.execMark : () => ownMark;
       const live =
         kept?.session ??
-        (await startWrappedExec(this.deps.engine, this.id, command, { ...this.wrapped(options), execMark }, capture.onOutput));
+        (await startWrappedExec(this.deps.engine, this.id, command, { ...this.wrapped(options), execMark: ownMark }, capture.onOutput));
       launched = true;
-      ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, slot, ...(options.signal ? { signal: options.signal } : {}) });
+      ending = await this.awaitEnd(live, capture, { timeoutMs, execMark, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
       capture.finish();
       if (isGoneError(e)) throw this.goneError(e, capture.logPath);
@@ -257,8 +255,8 @@ export class Sandbox implements AsyncDisposable {
   }
 
   /** Marks a command as running beside any others (the limit counters are the container's, shared). */
-  private enterRunning(execMark: string): RunningSlot {
-    const slot = { overlapped: this.running.size > 0, execMark };
+  private enterRunning(): RunningSlot {
+    const slot = { overlapped: this.running.size > 0 };
     for (const other of this.running) other.overlapped = true;
     this.running.add(slot);
     return slot;
@@ -274,34 +272,21 @@ export class Sandbox implements AsyncDisposable {
     };
   }
 
-  /** Waits for the command's output to end (command-end.ts); a timeout or an abort kills its tree, sparing the other commands'. */
+  /** Waits for the command's output to end (command-end.ts); a timeout or an abort kills its tree (its mark's down-set). */
   private awaitEnd(
     live: ExecSession,
     capture: CommandCapture,
-    o: { timeoutMs: number; execMark: string; slot: RunningSlot; signal?: AbortSignal },
+    o: { timeoutMs: number; execMark: () => string; signal?: AbortSignal },
   ): Promise<CommandEnding> {
     return awaitCommandEnd(live, capture, {
       timeoutMs: o.timeoutMs,
       execMark: o.execMark,
-      // Spared: only processes carrying the exact marker of another command running now, and
-      // the kept shell (not its command's subshell: the kill's own pid).
-      otherMarks: () => [
-        ...[...this.running].filter((r) => r !== o.slot).map((r) => r.execMark),
-        ...(this.shell?.marker ? [this.shell.marker] : []),
-        ...this.processes.marks(),
-      ],
-      keepAliveSeconds: this.keepAliveSeconds(),
       helpers: this.helpers,
       diskWatch: this.diskWatch,
       diskLimitBytes: this.deps.disk.limitBytes,
       ...(o.signal ? { signal: o.signal } : {}),
     });
   }
-  /** The keep-alive (`sleep <ttl>`) is spared by name: under load it can start after the command. */
-  private keepAliveSeconds(): number {
-    return Math.round((this.info.expiresAt.getTime() - this.info.createdAt.getTime()) / 1000);
-  }
-
   /**
    * After a command ended by a signal we did not send: if the container is not running any
    * more, it was stopped, killed or removed from outside (or the engine restarted). The

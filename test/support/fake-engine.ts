@@ -26,6 +26,7 @@ import type { EngineConnection } from '../../src/engine/connection.js';
 import { SandboxError } from '../../src/errors.js';
 import { containerGoneError } from '../../src/engine/container-gone.js';
 import { KILL_TREE_SCRIPT, MARK, READ_COUNTERS_SCRIPT, unwrapCommand } from '../../src/commands/wrapper-protocol.js';
+import { parseMark } from '../../src/commands/exec-marks.js';
 
 export type EngineMethod = Exclude<keyof ContainerEngine, 'connection' | 'hostMountRefusal'>;
 
@@ -490,13 +491,20 @@ export class FakeEngine implements ContainerEngine {
 
   // ---- internals -----------------------------------------------------------
 
+  /** As kill-tree.sh: every exec whose mark (its limits) is at or below the kill's, or the same made-up mark. */
   private killTree(c: FakeContainer, spec: ExecSpec): ScriptedExec {
-    const pid = Number(spec.cmd[4]);
-    const mark = spec.cmd[5] ?? '';
+    const mark = spec.cmd[4] ?? '';
+    const pair = (m: string) => (/=\d+:\d+$/.test(m) ? parseMark(m) : undefined);
+    const limit = pair(mark);
+    const below = (env: readonly string[]) =>
+      env.some((m) => {
+        const p = pair(m);
+        return m === mark || (limit && p && p.rssKb <= limit.rssKb && p.cpuSeconds <= limit.cpuSeconds);
+      });
     let n = 0;
     for (const e of this.execs) {
       if (e.containerId !== c.id || e.state !== 'running' || e.kind === 'kill-tree' || e.kind === 'cgroup-counters') continue;
-      if (e.pid === pid || (mark !== '' && (e.spec.env ?? []).includes(mark))) {
+      if (mark !== '' && below(e.spec.env ?? [])) {
         n += 1;
         this.finishers.get(e)?.(this.killExitCode, 'killed');
       }

@@ -119,25 +119,21 @@ describe('FakeEngine', () => {
     expect(counters.got).toEqual([['stdout', '\x1e2:0\x1e']]);
   });
 
-  test('the kill helper ends a hanging exec found by pid or by marker', async () => {
+  test('the kill helper ends the hanging execs at or below its mark', async () => {
     const engine = new FakeEngine({ images: ['alpine:3.20'], script: () => ({ frames: [], exitCode: 0, hangUntilKilled: true }) });
     const id = await engine.createContainer(spec());
     await engine.startContainer(id);
-    const a = await engine.exec(id, { cmd: wrapCommand('sleep 1'), env: ['M=1'] }, () => undefined);
-    const b = await engine.exec(id, { cmd: wrapCommand('sleep 2'), env: ['M=2'] }, () => undefined);
+    const a = await engine.exec(id, { cmd: wrapCommand('sleep 1'), env: ['M=100:5'] }, () => undefined);
+    const b = await engine.exec(id, { cmd: wrapCommand('sleep 2'), env: ['M=90:7'] }, () => undefined);
     const kill = collect();
     await (
-      await engine.exec(id, { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '0', 'M=2'], user: '0' }, kill.onOutput)
+      await engine.exec(id, { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', 'M=95:7', '9'], user: '0' }, kill.onOutput)
     ).done;
     expect(await b.done).toEqual({ exitCode: 137 });
     expect(kill.got).toEqual([['stdout', 'gone 1\n']]);
     expect(engine.execs[0]!.state).toBe('running');
     await (
-      await engine.exec(
-        id,
-        { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(engine.execs[0]!.pid), 'M=9'], user: '0' },
-        () => undefined,
-      )
+      await engine.exec(id, { cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', 'M=100:5', '9'], user: '0' }, () => undefined)
     ).done;
     expect(await a.done).toEqual({ exitCode: 137 });
   });

@@ -5,6 +5,7 @@
  */
 import { LABEL, type Sandbox } from '../../../src/index.js';
 import { KILL_TREE_SCRIPT } from '../../../src/commands/wrapper-protocol.js';
+import { CPU_CEILING_S, ExecMarks } from '../../../src/commands/exec-marks.js';
 import {
   dockerOk,
   INIT_COMMAND,
@@ -113,15 +114,31 @@ async function pythonProcesses(sb: Sandbox): Promise<Array<{ pid: number; ppid: 
 }
 
 test.concurrent(
-  "the kill never takes the container's keep-alive, even when every rule would select it",
+  'a kill of a mark no exec has takes nothing: not init, the keep-alive, the kept shell, nor the exec it runs in; a malformed mark is refused',
   async () => {
     await withManager(async (manager) => {
       const sb = await manager.start({ ttlSeconds: TTL });
-      // A command as old as init (and its parent): the keep-alive is both "started after it" and
-      // "its descendant" by the rules that find a tree. It is spared by what it is (`sleep <ttl>`).
-      const r = await sb.exec(['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '1', 'GCD_EXEC_MARK=0000000000000000', '', String(TTL)]);
-      expect(r.exitCode).not.toBeNull();
-      expect((await sb.exec('echo still-here')).stdout).toBe('still-here\n');
+      expect((await sb.exec('cd /tmp && echo ok')).stdout).toBe('ok\n');
+      // Just above every exec's RSS and just below every exec's CPU time (exec-marks.ts): an empty down-set.
+      const r = await sb.exec([
+        '/bin/sh',
+        '-c',
+        KILL_TREE_SCRIPT,
+        'sh',
+        `GENAICODE_DOCKER_EXEC=${2 ** 40}:1000000000`,
+        String(CPU_CEILING_S),
+      ]);
+      expect(r).toMatchObject({ exitCode: 0, stdout: 'gone 0\n' });
+      // A bare number would match every environment holding the digit: refused, nothing killed.
+      for (const bad of [
+        ['1', String(TTL)],
+        ['GCD=1', '9'],
+        ['GCD=1:2:3', '9'],
+        ['GCD=1:2', 'x'],
+      ]) {
+        expect(await sb.exec(['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', ...bad])).toMatchObject({ exitCode: 2, stdout: 'bad mark\n' });
+      }
+      expect((await sb.exec('echo "$PWD"')).stdout).toBe('/tmp\n');
       expect((await busyboxProcesses(sb)).some((p) => p.args === `sleep ${TTL}`)).toBe(true);
     });
   },
@@ -129,7 +146,7 @@ test.concurrent(
 );
 
 test.concurrent(
-  'a kill with no process id (0: the header never came) takes only the marked processes, never every exec (their parent is 0)',
+  "a kill takes only its mark's processes, never another exec's (a command started by an exec of its own)",
   async () => {
     await withManager(async (manager) => {
       const sb = await manager.start({ ttlSeconds: TTL });
@@ -137,7 +154,8 @@ test.concurrent(
       // Its end comes with the stop below (CONTAINER_NOT_FOUND): handled from the start.
       const other = sb.exec(['sleep', '1077'], { timeoutMs: 30_000 }).catch(() => undefined);
       await waitForTree(sb, /^sleep 1077$/, 1);
-      const r = await sb.exec(['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', '0', 'GCD_EXEC_MARK=0000000000000000', '', String(TTL)]);
+      const mark = new ExecMarks().next();
+      const r = await sb.exec(['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', mark, String(CPU_CEILING_S)]);
       expect(r.stdout.trim()).toBe('gone 0');
       expect((await busyboxProcesses(sb)).some((p) => p.args === 'sleep 1077')).toBe(true);
       expect((await sb.exec('echo still-here')).stdout).toBe('still-here\n');

@@ -10,6 +10,7 @@ import { docker, engineSuite, MINIMAL_IMAGE, waitFor, withManager } from '../../
 import { KubeStandin } from '../../support/kube-standin.js';
 import { singleFileTar } from '../../../src/files/container-files.js';
 import { DIST_INDEX, requireBuiltPackage } from '../../support/built-package.js';
+import { copier, running, waitForProcess } from '../../support/mark-copier.js';
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -101,6 +102,23 @@ test('a sandbox runs as a pod: the wrapper reports stdout, stderr and the exit c
       await sandbox.stop();
       expect(standin.pods.has(sandbox.id)).toBe(false);
       expect(await containerLeft(container!)).toBe('');
+    },
+    { engine },
+  );
+});
+
+test("a pod's exec marks: a command that copies a background process's mark into a daemon still loses it to its timeout", async () => {
+  await withManager(
+    async (manager) => {
+      const sandbox = await manager.start({ image: MINIMAL_IMAGE });
+      await sandbox.startProcess('exec sleep 1301');
+      const victimMark = await waitForProcess(sandbox, 'sleep 1301');
+      const pending = sandbox.exec(copier('sleep 1301', 'sleep 1302'), { timeoutMs: 5000 });
+      expect(await waitForProcess(sandbox, 'sleep 1302')).toBe(victimMark);
+      expect(await pending).toMatchObject({ timedOut: true, exitCode: 124 });
+      expect(await running(sandbox, 'sleep 1302')).toBe(false);
+      expect(await running(sandbox, 'sleep 1301')).toBe(true);
+      await sandbox.stop();
     },
     { engine },
   );

@@ -25,7 +25,7 @@ describe('ContainerHelpers.killTree: retries on the clock', () => {
       { stdout: 'fork refused\n', exitCode: 2 },
       { stdout: 'gone 4\n', exitCode: 0 },
     ]);
-    expect(await new ContainerHelpers(engine, id, clock).killTree(42, 'MARK=1')).toBe('gone 4');
+    expect(await new ContainerHelpers(engine, id, clock).killTree('MARK=1:1')).toBe('gone 4');
     expect(engine.execsOf('kill-tree')).toHaveLength(3);
     expect(clock.slept).toEqual([100, 150]);
   });
@@ -33,7 +33,7 @@ describe('ContainerHelpers.killTree: retries on the clock', () => {
   test('bounded in time: after 5 s of refusals it answers with what survived', async () => {
     const clock = fakeClock();
     const { engine, id } = killAnswering([{ stdout: 'left 2: 17 18\n', exitCode: 1 }]);
-    expect(await new ContainerHelpers(engine, id, clock).killTree(42, 'MARK=1')).toBe('left 2: 17 18');
+    expect(await new ContainerHelpers(engine, id, clock).killTree('MARK=1:1')).toBe('left 2: 17 18');
     // 100, 150, ... until the 5 s are up; the last pause is cut to the time left, then one more try.
     expect(clock.slept).toEqual([100, 150, 200, 250, 300, 350, 400, 450, 500, 550, 600, 650, 500]);
     expect(clock.now()).toBe(5_000);
@@ -45,7 +45,7 @@ describe('ContainerHelpers.killTree: retries on the clock', () => {
     const { engine, id } = killAnswering([{ stdout: '', exitCode: 1 }]);
     // A clock that barely moves: only the bound on tries ends the retries.
     const slow = { ...clock, sleep: (ms: number) => clock.sleep(ms / 1000) };
-    expect(await new ContainerHelpers(engine, id, slow).killTree(42, 'MARK=1')).toBe('exit 1');
+    expect(await new ContainerHelpers(engine, id, slow).killTree('MARK=1:1')).toBe('exit 1');
     expect(engine.execsOf('kill-tree')).toHaveLength(20);
   });
 
@@ -56,7 +56,7 @@ describe('ContainerHelpers.killTree: retries on the clock', () => {
     const clock = fakeClock();
     const { engine, id } = killAnswering([{ stdout: '', exitCode: 1 }]);
     engine.fail('exec', gone);
-    expect(await new ContainerHelpers(engine, id, clock).killTree(42, 'MARK=1')).toBe('container gone');
+    expect(await new ContainerHelpers(engine, id, clock).killTree('MARK=1:1')).toBe('container gone');
     expect(clock.slept).toEqual([]);
   });
 
@@ -64,7 +64,7 @@ describe('ContainerHelpers.killTree: retries on the clock', () => {
     const clock = fakeClock();
     const { engine, id } = killAnswering([{ stdout: 'gone 1\n', exitCode: 0 }]);
     engine.fail('exec', new SandboxError('ENGINE_ERROR', 'engine hiccup'), { times: 2 });
-    expect(await new ContainerHelpers(engine, id, clock).killTree(42, 'MARK=1')).toBe('gone 1');
+    expect(await new ContainerHelpers(engine, id, clock).killTree('MARK=1:1')).toBe('gone 1');
     expect(clock.slept).toEqual([100, 150]);
   });
 });

@@ -6,6 +6,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { KeptShell } from '../../../src/commands/kept-shell.js';
+import { ExecMarks } from '../../../src/commands/exec-marks.js';
 import { SandboxError } from '../../../src/errors.js';
 import type { ContainerEngine, ExecSession, ExecSpec, StreamId } from '../../../src/engine/container-engine.js';
 
@@ -44,7 +45,7 @@ function keptShell(engine: ContainerEngine) {
     containerId: 'c1',
     workdir: '/workspace',
     killMarked: async (m) => killed.push(m),
-    markVar: 'GCD_MARK',
+    newMark: () => new ExecMarks().next(),
   });
   return { shell, killed };
 }
@@ -59,7 +60,7 @@ test('the connection breaks under a command: its answer is the engine error, and
   const { engine, shells } = scriptedEngine();
   const { shell } = keptShell(engine);
   const out: string[] = [];
-  const run = await shell.run('echo before; sleep 20', 'GCD_MARK=1', (_s, b) => out.push(b.toString()));
+  const run = await shell.run('echo before; sleep 20', (_s, b) => out.push(b.toString()));
   await begun(shells[0]!);
   const lost = new SandboxError('ENGINE_UNAVAILABLE', 'No container engine answers (ECONNREFUSED).');
   shells[0]!.fail(lost);
@@ -69,7 +70,7 @@ test('the connection breaks under a command: its answer is the engine error, and
     /^the shell lost its connection \(No container engine answers \(ECONNREFUSED\)\.\) during this command/,
   );
 
-  const next = await shell.run('true', 'GCD_MARK=2', () => undefined);
+  const next = await shell.run('true', () => undefined);
   expect(shells).toHaveLength(2);
   const nonce = await shells[1]!.request;
   shells[1]!.onOutput('stderr', Buffer.from(`\x1f${nonce}b\x1f\x1f${nonce}e\x1f`));
@@ -82,7 +83,7 @@ test('the shell exits under a command: the command has no exit code (not the she
   for (const shellExit of [0, 1, 137, null]) {
     const { engine, shells } = scriptedEngine();
     const { shell } = keptShell(engine);
-    const run = await shell.run('kill -9 $PPID', 'GCD_MARK=1', () => undefined);
+    const run = await shell.run('kill -9 $PPID', () => undefined);
     await begun(shells[0]!);
     shells[0]!.end({ exitCode: shellExit });
     await expect(run.session.done).resolves.toEqual({ exitCode: null });

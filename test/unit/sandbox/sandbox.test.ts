@@ -6,6 +6,7 @@ import type { ExecOptions, ExecResult } from '../../../src/commands/exec-types.j
 import { CANCELED_EXIT_CODE, EXEC_MARK_VAR, TIMEOUT_EXIT_CODE, type Sandbox } from '../../../src/sandbox/sandbox.js';
 import { SandboxManager, type StartOptions } from '../../../src/sandbox/sandbox-manager.js';
 import { KILL_TREE_SCRIPT, MARK, READ_COUNTERS_SCRIPT, wrapCommand } from '../../../src/commands/wrapper-protocol.js';
+import { CPU_CEILING_S } from '../../../src/commands/exec-marks.js';
 import { err, FakeEngine, out, pidMarker, type ExecScript, type FakeEngineOptions, type ScriptedExec } from '../../support/fake-engine.js';
 import { removeTempDirs, sandboxError, testConfig } from '../helpers.js';
 
@@ -84,14 +85,14 @@ describe('Sandbox.exec: results', () => {
     expect(engine.execs.map((e) => e.kind)).toEqual(['command']);
   });
 
-  test('the command exec: the shell wrapper, a fresh GENAICODE_DOCKER_EXEC marker first in env, workdir', async () => {
+  test('the command exec: the shell wrapper, a fresh GENAICODE_DOCKER_EXEC mark (its pair of limits) first in env, workdir', async () => {
     const { engine, sandbox } = await setup({ start: { workdir: '/src' } });
     await sandbox.exec('make -j4 && echo ok', { env: { CI: '1' } });
     await sandbox.exec(['ls', '-la', 'a b'], { workdir: '/tmp', label: 'listing' });
     const [first, second] = engine.callsOf('exec').map(([, spec]) => spec);
     expect(first).toEqual({
       cmd: wrapCommand('make -j4 && echo ok'),
-      env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=[0-9a-f]{16}$`)), 'CI=1'],
+      env: [expect.stringMatching(new RegExp(`^${EXEC_MARK_VAR}=\\d{13}:\\d{10}$`)), 'CI=1'],
       workdir: '/src',
     });
     expect(second).toEqual({
@@ -264,11 +265,10 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     const kills = killCalls(engine);
     expect(kills).toHaveLength(1);
     const mark = command.spec.env?.[0];
-    expect(mark).toMatch(new RegExp(`^${EXEC_MARK_VAR}=[0-9a-f]{16}$`));
+    expect(mark).toMatch(new RegExp(`^${EXEC_MARK_VAR}=\\d{13}:\\d{10}$`));
     // Helpers run as the container's user (no override): with a non-root user the engine gives
     // execs no capabilities, so only the same user can signal the command's processes.
-    // No other command runs: no marker is spared.
-    expect(kills[0]).toEqual({ cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', String(command.pid), mark, '', '7200'] });
+    expect(kills[0]).toEqual({ cmd: ['/bin/sh', '-c', KILL_TREE_SCRIPT, 'sh', mark, String(CPU_CEILING_S)] });
     // Limits are read after an interruption.
     expect(engine.execsOf('cgroup-counters').map((e) => e.spec)).toEqual([{ cmd: ['/bin/sh', '-c', READ_COUNTERS_SCRIPT, 'sh'] }]);
     expect(r.durationMs).toBeGreaterThanOrEqual(190);
@@ -286,7 +286,7 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     expect(timers()).toBeLessThanOrEqual(before);
   });
 
-  test('timeout beside another command: only the exact markers of the commands still running are spared', async () => {
+  test('timeout beside another command: the kill names only its own mark, and the other command runs on', async () => {
     const { engine, sandbox } = await setup({
       engine: { script: always({ frames: [out('working\n')], exitCode: null, hangUntilKilled: true }) },
     });
@@ -295,13 +295,14 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     expect(r.timedOut).toBe(true);
     const [otherCommand, command] = engine.execsOf('command');
     const first = killCalls(engine)[0]!.cmd;
-    expect(first.slice(4)).toEqual([String(command!.pid), command!.spec.env?.[0], otherCommand!.spec.env?.[0], '7200']);
+    expect(first.slice(4)).toEqual([command!.spec.env?.[0], String(CPU_CEILING_S)]);
+    expect(otherCommand!.spec.env?.[0]).not.toBe(command!.spec.env?.[0]);
+    expect(otherCommand!.state).toBe('running');
     await other;
-    // The other command's own kill spares nothing: the first has ended.
-    expect(killCalls(engine)[1]!.cmd.slice(4)).toEqual([String(otherCommand!.pid), otherCommand!.spec.env?.[0], '', '7200']);
+    expect(killCalls(engine)[1]!.cmd.slice(4)).toEqual([otherCommand!.spec.env?.[0], String(CPU_CEILING_S)]);
   });
 
-  test('timeout uses the pid parsed from a marker split across frames', async () => {
+  test('a header split across frames is taken out of stderr; the timeout still kills by the mark', async () => {
     const { engine, sandbox } = await setup({
       engine: {
         script: always({
@@ -315,7 +316,7 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     const r = await sandbox.exec('sleep 1000', { timeoutMs: 100 });
     expect(r.timedOut).toBe(true);
     expect(r.stderr).toBe('');
-    expect(killCalls(engine)[0]?.cmd[4]).toBe('4321');
+    expect(killCalls(engine)[0]?.cmd[4]).toBe(engine.execsOf('command')[0]!.spec.env?.[0]);
   });
 
   test('the default timeout comes from the configuration', async () => {
