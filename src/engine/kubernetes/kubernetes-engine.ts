@@ -402,10 +402,6 @@ export class KubernetesEngine implements ContainerEngine {
   }
 
   /** A pod has no project overlay (no host folders on a cluster): nothing outlives it. */
-  listOverlayVolumes(): Promise<Array<{ name: string; labels: Record<string, string> }>> {
-    return Promise.resolve([]);
-  }
-  removeVolume(): Promise<boolean> {
-    return Promise.resolve(false);
-  }
+  listOverlayVolumes = (): Promise<Array<{ name: string; labels: Record<string, string> }>> => Promise.resolve([]);
+  removeVolume = (): Promise<boolean> => Promise.resolve(false);
 }
