@@ -18,7 +18,7 @@ export async function cleanup(config: Config, options: { all: boolean; dryRun: b
   const where =
     engine instanceof KubernetesEngine
       ? ` (namespace ${t(await engine.namespace())})`
-      : engine.connection?.kind === 'tcp'
+      : engine.connection !== undefined && engine.connection.kind !== 'socket'
         ? ' (remote)'
         : '';
   out(`engine ${info.kind} ${t(info.version)} at ${t(info.endpoint)}${where}`);

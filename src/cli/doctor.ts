@@ -5,6 +5,7 @@ import { createEngine } from '../engine/create-engine.js';
 import { KubernetesEngine } from '../engine/kubernetes/kubernetes-engine.js';
 import { kubernetesLines } from './doctor-kubernetes.js';
 import type { EngineConnection } from '../engine/connection.js';
+import { sshCommandLine } from '../engine/ssh-errors.js';
 import type { EngineInfo } from '../engine/container-engine.js';
 import { displayText as t } from '../display-text.js';
 import { isSandboxError } from '../errors.js';
@@ -60,6 +61,12 @@ export function engineReach(
       conn.protocol === 'https'
         ? `TLS, certificates from ${t(conn.certPath ?? '')}`
         : 'plain HTTP, no TLS: anyone who reaches the port drives the engine';
+    return `remote engine (${how}): project and host mounts are refused (its paths are its own machine's); files go in through the file actions`;
+  }
+  if (conn.kind === 'ssh') {
+    const how =
+      `through OpenSSH: \`${t(sshCommandLine(conn))}\` forwards its socket ${t(conn.remoteSocket)} to a private local one; ` +
+      `host keys are checked against known_hosts, keys and agent as for ssh${conn.configFile ? ` (config ${t(conn.configFile)})` : ''}`;
     return `remote engine (${how}): project and host mounts are refused (its paths are its own machine's); files go in through the file actions`;
   }
   const local = `local engine on the socket ${t(conn.socketPath)}`;

@@ -64,10 +64,20 @@ export const ConfigSchema = z
   .object({
     engine: z
       .object({
-        /** Engine address in DOCKER_HOST form (unix://, tcp://, npipe://). @default $DOCKER_HOST */
+        /** Engine address in DOCKER_HOST form (unix://, tcp://, ssh://, npipe://). @default $DOCKER_HOST */
         host: z.string().min(1).optional(),
         /** Unix socket path; used when no host is set. @default /var/run/docker.sock */
         socketPath: z.string().min(1).optional(),
+        /** An ssh:// engine's forward, through the system's OpenSSH (docs/engines.md). */
+        ssh: z
+          .object({
+            /** ssh_config file for the ssh child (ssh -F), instead of ~/.ssh/config. @default ssh's own */
+            configFile: z.string().min(1).optional(),
+            /** The engine's socket on the server, where the address has no path. @default /var/run/docker.sock */
+            remoteSocket: z.string().startsWith('/').optional(),
+          })
+          .strict()
+          .optional(),
         /** Which engine runs the containers: a Docker API, or a Kubernetes cluster (docs/scale-out.md). @default docker */
         kind: z.enum(['docker', 'kubernetes']).optional(),
         /** The cluster, where `kind` is kubernetes. */

@@ -8,6 +8,8 @@ import { LANGUAGES } from './languages.js';
 const ENV_KEYS: Record<string, { path: string[]; kind: 'string' | 'number' | 'boolean' | 'list' }> = {
   HOST: { path: ['engine', 'host'], kind: 'string' },
   SOCKET_PATH: { path: ['engine', 'socketPath'], kind: 'string' },
+  SSH_CONFIG: { path: ['engine', 'ssh', 'configFile'], kind: 'string' },
+  SSH_REMOTE_SOCKET: { path: ['engine', 'ssh', 'remoteSocket'], kind: 'string' },
   IMAGE: { path: ['images', 'default'], kind: 'string' },
   ALLOWED_IMAGES: { path: ['images', 'allow'], kind: 'list' },
   PULL: { path: ['images', 'pull'], kind: 'boolean' },

@@ -33,7 +33,12 @@ export interface DockerContext {
 
 /** dockerode's options for a connection; reading the TLS files here says which one is missing. */
 export function dockerOptions(conn: EngineConnection): Docker.DockerOptions {
-  if (conn.kind === 'socket') return { socketPath: conn.socketPath };
+  // docker-modem starts from what $DOCKER_HOST says and lays these options over it: with an
+  // ssh:// or tcp:// DOCKER_HOST, its host and protocol would win over a socket path (ssh://
+  // through ssh2, which checks no host key). So a socket connection says there is no host.
+  if (conn.kind === 'socket')
+    return { socketPath: conn.socketPath, host: undefined, port: undefined, protocol: 'http', username: undefined };
+  if (conn.kind === 'ssh') throw new Error('An ssh:// engine is reached through the local end of its forward (ssh-tunnel.ts).');
   if (conn.protocol === 'http') return { host: conn.host, port: conn.port, protocol: 'http' };
   const read = (f: string) => {
     try {
@@ -51,6 +56,7 @@ export function dockerOptions(conn: EngineConnection): Docker.DockerOptions {
 /** The raw connection exec output is read over: the same engine and TLS material as dockerode's. */
 export function execTransport(conn: EngineConnection, options: Docker.DockerOptions): EngineTransport {
   if (conn.kind === 'socket') return { kind: 'net', options: { path: conn.socketPath }, hostHeader: 'localhost' };
+  if (conn.kind === 'ssh') throw new Error('An ssh:// engine is reached through the local end of its forward (ssh-tunnel.ts).');
   const hostHeader = `${conn.host.includes(':') ? `[${conn.host}]` : conn.host}:${conn.port}`;
   if (conn.protocol === 'http') return { kind: 'net', options: { host: conn.host, port: conn.port }, hostHeader };
   return {

@@ -1,3 +1,4 @@
+import type { Agent } from 'node:http';
 import Docker from 'dockerode';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
@@ -27,6 +28,7 @@ import { serviceLimits } from './podman-limits.js';
 import { removeContainersSync } from './remove-sync.js';
 import { listPodmanOverlays, removePodmanVolumes, type VolumeSummary } from './podman-overlays.js';
 import { hostOf, type EngineHost } from './rootless.js';
+import { sshTunnel, type SshTunnel } from './ssh-tunnel.js';
 
 export { parsePathStat } from './docker-archive.js';
 
@@ -51,6 +53,10 @@ function kindOf(version: { Components?: Array<{ Name?: string }> }): EngineInfo[
  */
 export class DockerEngine implements ContainerEngine {
   readonly connection: EngineConnection;
+  /** An ssh:// engine's forward (ssh-tunnel.ts), shared with every engine object of the same address. */
+  readonly sshTunnel: SshTunnel | undefined;
+  /** Where requests go: the engine's own address, or the local end of its ssh forward. */
+  private readonly reach: EngineConnection;
   private readonly docker: Docker;
   /** What the parts share; the client and the transport stay out of the public surface. */
   private readonly ctx: DockerContext;
@@ -60,12 +66,21 @@ export class DockerEngine implements ContainerEngine {
 
   constructor(settings: ConnectionSettings = {}, env: NodeJS.ProcessEnv = process.env) {
     this.connection = resolveConnection(settings, env);
-    const options = dockerOptions(this.connection);
+    this.sshTunnel = this.connection.kind === 'ssh' ? sshTunnel(this.connection) : undefined;
+    this.reach = this.sshTunnel
+      ? { kind: 'socket', socketPath: this.sshTunnel.socketPath, endpoint: this.connection.endpoint }
+      : this.connection;
+    // dockerode's connections wait for the forward through its agent; the exec streams and the
+    // exit-time remover follow a dockerode call, so the forward is up by then.
+    const options: Docker.DockerOptions & { agent?: Agent } = {
+      ...dockerOptions(this.reach),
+      ...(this.sshTunnel ? { agent: this.sshTunnel.agent } : {}),
+    };
     this.docker = new Docker(options);
     this.ctx = {
       docker: this.docker,
       connection: this.connection,
-      transport: execTransport(this.connection, options),
+      transport: execTransport(this.reach, options),
       fail: (e, context) => this.fail(e, context),
       kind: () => this.kind(),
       host: () => this.host(),
@@ -174,7 +189,7 @@ export class DockerEngine implements ContainerEngine {
   }
   removeContainersSync(ids: string[], timeoutMs: number): string[] {
     const volumes = ids.flatMap((id) => this.ctx.podmanVolumes.get(id) ?? []);
-    return removeContainersSync(this.connection, ids, timeoutMs, volumes);
+    return removeContainersSync(this.reach, ids, timeoutMs, volumes);
   }
   async listOverlayVolumes(labels: Record<string, string>): Promise<VolumeSummary[]> {
     // Docker's overlays are anonymous volumes, removed with their containers.

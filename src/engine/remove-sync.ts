@@ -13,6 +13,7 @@ const REMOVER = fileURLToPath(new URL('../../scripts/engine/remove-containers.cj
  */
 export function removeContainersSync(conn: EngineConnection, ids: string[], timeoutMs: number, volumes: string[] = []): string[] {
   if (ids.length === 0) return [];
+  if (conn.kind === 'ssh') throw new Error('An ssh:// engine is reached through the local end of its forward (ssh-tunnel.ts).');
   const request =
     conn.kind === 'socket'
       ? { socketPath: conn.socketPath }

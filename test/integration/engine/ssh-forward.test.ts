@@ -4,18 +4,16 @@
  * OpenSSH server on loopback (Debian's openssh-server) with its own host key, a client key the
  * test makes and a known_hosts file that pins the host key (StrictHostKeyChecking=yes); the
  * socket it forwards is the main engine's. A start, commands, files, stop and the exit-time
- * remover all go through the tunnel. A DOCKER_HOST of ssh:// itself is refused with the recipe.
+ * remover all go through the tunnel. (ssh:// itself, the native way, is ssh-native.test.ts.)
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DockerEngine } from '../../../src/engine/docker-engine.js';
-import { resolveConnection } from '../../../src/engine/connection.js';
 import { poll } from '../../../src/retry.js';
 import { SandboxManager } from '../../../src/index.js';
 import { docker, engineSuite, MINIMAL_IMAGE, newTestSessionId } from '../../support/engine.js';
-import { syncSandboxError } from '../../support/sandbox-error.js';
 import { tempDir, testConfig } from '../../support/temp-dirs.js';
 
 const children: ChildProcess[] = [];
@@ -94,12 +92,6 @@ beforeAll(async () => {
     intervalMs: 50,
   });
   if (!up) throw new Error(`the ssh forward did not come up: ${sshLog}\n${sshdLog}`);
-});
-
-test('ssh:// itself is refused with the forwarding recipe', () => {
-  const e = syncSandboxError(() => resolveConnection({}, { DOCKER_HOST: 'ssh://me@build-box' }));
-  expect(e.code).toBe('INVALID_CONFIG');
-  expect(e.message).toContain('ssh -L /tmp/docker.sock:/var/run/docker.sock');
 });
 
 test('through the forwarded socket: info, start, commands, files, stop, and the exit-time remover', async () => {

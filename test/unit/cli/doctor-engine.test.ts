@@ -12,6 +12,16 @@ describe('doctor says how the engine is reached and what that allows', () => {
     );
   });
 
+  test('an ssh:// engine: through OpenSSH, the ssh command, the remote socket, host folders refused', () => {
+    const line = engineReach(
+      { kind: 'ssh', host: 'build', user: 'me', port: 2222, remoteSocket: '/var/run/docker.sock', endpoint: 'ssh://me@build:2222' },
+      'docker',
+    );
+    expect(line).toMatch(/^remote engine \(through OpenSSH: `ssh -p 2222 me@build` forwards its socket \/var\/run\/docker\.sock/);
+    expect(line).toMatch(/known_hosts/);
+    expect(line).toMatch(/project and host mounts are refused/);
+  });
+
   test('a remote engine over plain HTTP is named as such', () => {
     const line = engineReach({ kind: 'tcp', host: 'build', port: 2375, protocol: 'http', endpoint: 'tcp://build:2375' }, 'docker');
     expect(line).toMatch(/^remote engine \(plain HTTP, no TLS: anyone who reaches the port drives the engine\)/);

@@ -60,12 +60,50 @@ describe('resolveConnection', () => {
     expect(c).toEqual({ kind: 'socket', socketPath: '/srv/docker.sock', endpoint: 'unix:///srv/docker.sock' });
   });
 
-  test('ssh:// is INVALID_CONFIG with the socket-forwarding hint', () => {
-    const e = syncSandboxError(() => resolveConnection({}, { DOCKER_HOST: 'ssh://me@build-box' }));
+  test('ssh://: user, host, port and the remote socket (the default, the path part, or engine.ssh.remoteSocket)', () => {
+    expect(resolveConnection({}, { DOCKER_HOST: 'ssh://me@build-box' })).toEqual({
+      kind: 'ssh',
+      host: 'build-box',
+      user: 'me',
+      remoteSocket: DEFAULT_SOCKET_PATH,
+      endpoint: 'ssh://me@build-box',
+    });
+    expect(resolveConnection({ host: 'ssh://build-box:2222/run/user/1000/docker.sock' }, {})).toEqual({
+      kind: 'ssh',
+      host: 'build-box',
+      port: 2222,
+      remoteSocket: '/run/user/1000/docker.sock',
+      endpoint: 'ssh://build-box:2222/run/user/1000/docker.sock',
+    });
+    const c = resolveConnection(
+      { ssh: { remoteSocket: '/run/podman/podman.sock', configFile: '/etc/gcd/ssh_config' } },
+      { DOCKER_HOST: 'ssh://[::1]' },
+    );
+    expect(c).toMatchObject({ kind: 'ssh', host: '::1', remoteSocket: '/run/podman/podman.sock', configFile: '/etc/gcd/ssh_config' });
+  });
+
+  // Each part goes on ssh's command line or into the remote command: nothing may be read as an option or as shell.
+  test.each([
+    ['an option as the host', 'ssh://-oProxyCommand=touch%20/tmp/x'],
+    ['an option as the user', 'ssh://-oProxyCommand=id@host'],
+    ['a space in the host', 'ssh://host -oProxyCommand=id'],
+    ['a quote in the socket path', "ssh://host/var/run/docker.sock';touch /tmp/x;'"],
+    ['a command substitution in the socket path', 'ssh://host/$(id).sock'],
+    ['a parent folder in the socket path', 'ssh://host/var/run/../../etc/shadow'],
+    ['a port out of range', 'ssh://host:70000'],
+    ['a port that is not a number', 'ssh://host:22x'],
+    ['no host', 'ssh://me@'],
+    ['a newline in the host', 'ssh://host\nProxyCommand id'],
+  ])('ssh:// with %s is INVALID_CONFIG', (_what, address) => {
+    const e = syncSandboxError(() => resolveConnection({ host: address }, {}));
     expect(e.code).toBe('INVALID_CONFIG');
-    expect(e.message).toContain('ssh://me@build-box');
-    expect(e.message).toContain('ssh -L /tmp/docker.sock:/var/run/docker.sock');
-    expect(e.message).toContain('DOCKER_HOST=unix:///tmp/docker.sock');
+    expect(e.message).toContain('ssh://[user@]host[:port]');
+  });
+
+  test('an unusable engine.ssh.remoteSocket is INVALID_CONFIG too', () => {
+    expect(syncSandboxError(() => resolveConnection({ ssh: { remoteSocket: "/x' ; id" } }, { DOCKER_HOST: 'ssh://h' })).code).toBe(
+      'INVALID_CONFIG',
+    );
   });
 
   test('unix:// with no path is INVALID_CONFIG', () => {
