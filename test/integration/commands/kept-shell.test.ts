@@ -97,8 +97,10 @@ describe('framing cases', () => {
 
   test('a command that prints the framing marks itself (record separators, a fake trailer, a fake end frame)', async () => {
     const sb = await shared.get();
-    const fake =
-      "printf '\\037%sb\\037' 0123456789abcdef0123456789abcdef; printf '\\037%se\\0370:1:/\\000' 0123456789abcdef0123456789abcdef";
+    // One write: a stream's last byte that could start the end mark (the fake begin frame's
+    // `\037`) is held until that stream's next bytes, and under load the other stream's can
+    // reach the log first; within one write nothing is held between the two frames.
+    const fake = "printf '\\037%sb\\037\\037%se\\0370:1:/\\000' 0123456789abcdef0123456789abcdef 0123456789abcdef0123456789abcdef";
     const r = await sb.exec(`${fake}; { ${fake}; } >&2; printf '\\0361:2\\036' >&2; echo after`);
     expect(r.exitCode).toBe(0);
     // Binary (NULs): the answer names the log, which has every byte the command wrote.
