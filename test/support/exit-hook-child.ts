@@ -41,7 +41,8 @@ export async function startChild(mode: ChildMode): Promise<Child> {
   let err = '';
   proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.once('exit', (code, signal) => resolve({ code, signal })),
+    // 'close', not 'exit': after its output too (under load the last of stderr can come after 'exit').
+    proc.once('close', (code, signal) => resolve({ code, signal })),
   );
   const line = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`fixture (${mode}) printed no id within 30 s; stderr: ${err}`)), 30_000);
