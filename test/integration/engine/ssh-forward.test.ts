@@ -6,15 +6,15 @@
  * socket it forwards is the main engine's. A start, commands, files, stop and the exit-time
  * remover all go through the tunnel. (ssh:// itself, the native way, is ssh-native.test.ts.)
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DockerEngine } from '../../../src/engine/docker-engine.js';
 import { poll } from '../../../src/retry.js';
 import { SandboxManager } from '../../../src/index.js';
 import { docker, engineSuite, MINIMAL_IMAGE, newTestSessionId } from '../../support/engine.js';
-import { tempDir, testConfig } from '../../support/temp-dirs.js';
+import { startSshd } from '../../support/sshd.js';
+import { testConfig } from '../../support/temp-dirs.js';
 
 const children: ChildProcess[] = [];
 let socketPath = '';
@@ -25,73 +25,30 @@ engineSuite('ssh-forward', {
   },
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function started(cmd: string, args: string[]): ChildProcess {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  return child;
-}
-
 beforeAll(async () => {
-  if (!existsSync('/usr/sbin/sshd')) throw new Error('sshd is missing: apt-get install openssh-server (Debian).');
-  const dir = tempDir('gcd-sshd-');
-  const port = await freePort();
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'host_key')]);
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'client_key')]);
-  writeFileSync(join(dir, 'authorized_keys'), readFileSync(join(dir, 'client_key.pub')));
-  writeFileSync(join(dir, 'known_hosts'), `[127.0.0.1]:${port} ${readFileSync(join(dir, 'host_key.pub'), 'utf8')}`);
-  writeFileSync(
-    join(dir, 'sshd_config'),
-    [
-      `Port ${port}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${join(dir, 'host_key')}`,
-      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-      `PidFile ${join(dir, 'sshd.pid')}`,
-      'PermitRootLogin prohibit-password',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'UsePAM no',
-      'StrictModes no',
-      'AllowStreamLocalForwarding yes',
-      '',
-    ].join('\n'),
-  );
-  mkdirSync('/run/sshd', { recursive: true }); // its privilege separation folder
-  const sshd = started('/usr/sbin/sshd', ['-D', '-e', '-f', join(dir, 'sshd_config')]);
-  let sshdLog = '';
-  sshd.stderr?.on('data', (d: Buffer) => (sshdLog += d.toString()));
-  expect(await poll(() => (/Server listening/.test(sshdLog) ? true : undefined), { timeoutMs: 20_000, intervalMs: 50 })).toBe(true);
-
-  socketPath = join(dir, 'engine.sock');
+  const sshd = await startSshd();
+  children.push(sshd.process);
+  socketPath = join(sshd.dir, 'engine.sock');
   const user = execFileSync('id', ['-un'], { encoding: 'utf8' }).trim();
-  const ssh = started('ssh', [
+  // The client config pins the server's host key (StrictHostKeyChecking yes) and names the test key.
+  const ssh = spawn('ssh', [
     '-nNT',
+    '-F', sshd.clientConfig,
     '-o', 'BatchMode=yes',
     '-o', 'ExitOnForwardFailure=yes',
     '-o', 'StreamLocalBindUnlink=yes',
-    '-o', 'StrictHostKeyChecking=yes',
-    '-o', `UserKnownHostsFile=${join(dir, 'known_hosts')}`,
-    '-i', join(dir, 'client_key'),
-    '-p', String(port),
+    '-p', String(sshd.port),
     '-L', `${socketPath}:/var/run/docker.sock`,
     `${user}@127.0.0.1`,
-  ]); // prettier-ignore
+  ], { stdio: ['ignore', 'ignore', 'pipe'] }); // prettier-ignore
+  children.push(ssh);
   let sshLog = '';
-  ssh.stderr?.on('data', (d: Buffer) => (sshLog += d.toString()));
+  ssh.stderr.on('data', (d: Buffer) => (sshLog += d.toString()));
   const up = await poll(() => (existsSync(socketPath) ? true : ssh.exitCode !== null ? false : undefined), {
     timeoutMs: 20_000,
     intervalMs: 50,
   });
-  if (!up) throw new Error(`the ssh forward did not come up: ${sshLog}\n${sshdLog}`);
+  if (!up) throw new Error(`the ssh forward did not come up: ${sshLog}`);
 });
 
 test('through the forwarded socket: info, start, commands, files, stop, and the exit-time remover', async () => {
