@@ -56,6 +56,14 @@ export function parseMark(mark: string): MarkPair {
   return { rssKb: Number(m[1]), cpuSeconds: Number(m[2]) };
 }
 
+/** An index in [1, max) not in `used`, then recorded there: random first (no order to guess), then the next free one. */
+function freeIndex(used: Set<number>, max: number, pick: (max: number) => number): number {
+  let i = pick(max);
+  while (used.has(i) || i < 1 || i >= max) i = i + 1 >= max ? 1 : i + 1;
+  used.add(i);
+  return i;
+}
+
 /**
  * The marks of one container's execs of their own: each new, never one used before in it (a
  * daemon a finished command left running keeps its pair, and a later kill of the same pair
@@ -68,10 +76,8 @@ export class ExecMarks {
 
   /** A mark for an exec of its own (a command, a background process, the kept shell). */
   next(): string {
-    let i = this.pick(SLOTS);
-    // Random first (no order to guess), then the next free one: a sandbox ends long before 2^20 execs.
-    while (this.used.has(i) || i < 1 || i >= SLOTS) i = i + 1 >= SLOTS ? 1 : i + 1;
-    this.used.add(i);
+    // A sandbox ends long before 2^20 execs.
+    const i = freeIndex(this.used, SLOTS, this.pick);
     return format({ rssKb: RSS_TOP_KB - i * STRIDE, cpuSeconds: CPU_BASE_S + i * STRIDE });
   }
 }
@@ -94,10 +100,7 @@ export class NestedMarks {
   /** A new m in [1, STRIDE) (any once all were used: a reuse only risks a daemon of that old command). */
   nextIndex(): number {
     if (this.used.size >= STRIDE - 1) this.used.clear();
-    let m = this.pick(STRIDE);
-    while (this.used.has(m) || m < 1 || m >= STRIDE) m = m + 1 >= STRIDE ? 1 : m + 1;
-    this.used.add(m);
-    return m;
+    return freeIndex(this.used, STRIDE, this.pick);
   }
 
   /** The mark of the shell's command m. */
