@@ -33,6 +33,21 @@ function podman(args: string[], timeoutMs = 120_000): Promise<{ code: number; st
 
 afterAll(() => removeTempDirs());
 
+/** Plays `pod` with `podman kube play`, runs `script` in its container and hands `check` its output; the pod is removed at the end. */
+async function inPlayedPod(name: string, pod: object, script: string, check: (stdout: string) => Promise<void> | void): Promise<void> {
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(pod));
+  try {
+    const play = await podman(['kube', 'play', file]);
+    expect({ code: play.code, stderr: play.stderr }).toEqual({ code: 0, stderr: '' });
+    const r = await podman(['exec', `${name}-sandbox`, 'sh', '-c', script]);
+    expect(r.code).toBe(0);
+    await check(r.stdout);
+  } finally {
+    await podman(['pod', 'rm', '-f', '-t', '0', name]);
+  }
+}
+
 test('podman kube play runs the generated Pod with its securityContext: user, no capabilities, no new privileges, read-only root', async () => {
   const name = `gcd-kube-play-${randomBytes(4).toString('hex')}`;
   const pod = podFor(
@@ -60,26 +75,17 @@ test('podman kube play runs the generated Pod with its securityContext: user, no
     name,
     120,
   );
-  const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify(pod));
-  try {
-    const play = await podman(['kube', 'play', file]);
-    expect({ code: play.code, stderr: play.stderr }).toEqual({ code: 0, stderr: '' });
-    const r = await podman([
-      'exec',
-      `${name}-sandbox`,
-      'sh',
-      '-c',
-      'id -u; id -g; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; pwd; echo "$GREETING"; touch /rootfile 2>&1 || echo readonly; touch /work/ok && echo work-writable',
-    ]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^1000\n1000\nCapEff:\s+0+\nNoNewPrivs:\s+1\n\/work\nhello there\n/);
-    expect(r.stdout).toMatch(/readonly\nwork-writable\n$/);
-    const limit = await podman(['inspect', '-f', '{{.HostConfig.Memory}} {{.HostConfig.Privileged}}', `${name}-sandbox`]);
-    expect(limit.stdout.trim()).toBe(`${128 * 1024 * 1024} false`);
-  } finally {
-    await podman(['pod', 'rm', '-f', '-t', '0', name]);
-  }
+  await inPlayedPod(
+    name,
+    pod,
+    'id -u; id -g; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; pwd; echo "$GREETING"; touch /rootfile 2>&1 || echo readonly; touch /work/ok && echo work-writable',
+    async (stdout) => {
+      expect(stdout).toMatch(/^1000\n1000\nCapEff:\s+0+\nNoNewPrivs:\s+1\n\/work\nhello there\n/);
+      expect(stdout).toMatch(/readonly\nwork-writable\n$/);
+      const limit = await podman(['inspect', '-f', '{{.HostConfig.Memory}} {{.HostConfig.Privileged}}', `${name}-sandbox`]);
+      expect(limit.stdout.trim()).toBe(`${128 * 1024 * 1024} false`);
+    },
+  );
   expect((await podman(['pod', 'exists', name])).code).not.toBe(0);
 });
 
@@ -97,26 +103,17 @@ test('podman kube play runs the pod of a SandboxTemplate that kube templates pri
     metadata: { name, labels: template.spec.podTemplate.metadata?.labels },
     spec: template.spec.podTemplate.spec,
   };
-  const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify(pod));
-  try {
-    const play = await podman(['kube', 'play', file]);
-    expect({ code: play.code, stderr: play.stderr }).toEqual({ code: 0, stderr: '' });
-    const r = await podman([
-      'exec',
-      `${name}-sandbox`,
-      'sh',
-      '-c',
-      'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; touch /rootfile 2>&1 || echo readonly',
-    ]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^1000\nCapEff:\s+[0-9a-f]+\nNoNewPrivs:\s+1\n(?:.*Read-only file system\n)?readonly\n$/);
-    // Exactly the template's capabilities (the configured ones, every other dropped): none of the runtime's defaults like NET_RAW.
-    const BITS: Record<string, number> = { CHOWN: 0, DAC_OVERRIDE: 1, FOWNER: 3, FSETID: 4, KILL: 5, SETGID: 6, SETUID: 7 };
-    const added = template.spec.podTemplate.spec.containers[0]!.securityContext!.capabilities!.add ?? [];
-    const want = added.reduce((bits, cap) => bits | (1n << BigInt(BITS[cap]!)), 0n);
-    expect(BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(r.stdout)![1]}`)).toBe(want);
-  } finally {
-    await podman(['pod', 'rm', '-f', '-t', '0', name]);
-  }
+  await inPlayedPod(
+    name,
+    pod,
+    'id -u; grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; touch /rootfile 2>&1 || echo readonly',
+    (stdout) => {
+      expect(stdout).toMatch(/^1000\nCapEff:\s+[0-9a-f]+\nNoNewPrivs:\s+1\n(?:.*Read-only file system\n)?readonly\n$/);
+      // Exactly the template's capabilities (the configured ones, every other dropped): none of the runtime's defaults like NET_RAW.
+      const BITS: Record<string, number> = { CHOWN: 0, DAC_OVERRIDE: 1, FOWNER: 3, FSETID: 4, KILL: 5, SETGID: 6, SETUID: 7 };
+      const added = template.spec.podTemplate.spec.containers[0]!.securityContext!.capabilities!.add ?? [];
+      const want = added.reduce((bits, cap) => bits | (1n << BigInt(BITS[cap]!)), 0n);
+      expect(BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(stdout)![1]}`)).toBe(want);
+    },
+  );
 });
