@@ -9,7 +9,7 @@ import { LABEL, KubernetesEngine, sweepContainers, type ContainerSpec } from '..
 import { kubeTemplates } from '../../../src/cli/kube.js';
 import type { SandboxTemplate, SandboxWarmPool } from '../../../src/engine/kubernetes/claim-spec.js';
 import { doctor } from '../../../src/cli/doctor.js';
-import { CLI, DIST_INDEX, requireBuiltPackage } from '../../support/built-package.js';
+import { CLI, removedSyncElsewhere, requireBuiltPackage } from '../../support/built-package.js';
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -331,20 +331,8 @@ test('doctor in claim mode says so and asks for the claim permissions, naming a 
 });
 
 test('the exit-time remover deletes claims synchronously, from a process that cannot wait on promises', async () => {
-  requireBuiltPackage();
   const spec = claimSpec(`exit-${standin.runId}`);
-  const script = `
-    const { KubernetesEngine } = await import(${JSON.stringify(DIST_INDEX)});
-    const spec = JSON.parse(process.argv[1]);
-    spec.expiresAt = new Date(spec.expiresAt);
-    const engine = new KubernetesEngine({ kubeconfig: ${JSON.stringify(standin.kubeconfig)} });
-    const id = await engine.createContainer(spec);
-    await engine.startContainer(id);
-    process.stdout.write(JSON.stringify({ id, left: engine.removeContainersSync([id], 10000) }));`;
-  const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(spec)], {
-    timeout: 60_000,
-  });
-  const answer = JSON.parse(stdout) as { id: string; left: string[] };
+  const answer = await removedSyncElsewhere(standin.kubeconfig, spec);
   expect(answer).toEqual({ id: spec.name, left: [] });
   expect(standin.requests).toContain(`DELETE /apis/extensions.agents.x-k8s.io/v1alpha1/namespaces/sandboxes/sandboxclaims/${answer.id}`);
   await waitFor('the claim and its pod to be gone', async () => (claims.claims.has(answer.id) ? undefined : true), 10_000);

@@ -9,16 +9,12 @@ import { LABEL, KubernetesEngine, SandboxError, sweepContainers, type ContainerS
 import { docker, engineSuite, MINIMAL_IMAGE, waitFor, withManager } from '../../support/engine.js';
 import { KubeStandin } from '../../support/kube-standin.js';
 import { singleFileTar } from '../../../src/files/container-files.js';
-import { DIST_INDEX, requireBuiltPackage } from '../../support/built-package.js';
+import { removedSyncElsewhere } from '../../support/built-package.js';
 import { copier, running, waitForProcess } from '../../support/mark-copier.js';
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from '../../support/temp-dirs.js';
-import { promisify } from 'node:util';
-
-const execFileAsync = promisify(execFile);
 
 let standin: KubeStandin;
 let engine: KubernetesEngine;
@@ -324,21 +320,8 @@ test('an image the node cannot get fails the start with the kubelet-style reason
 });
 
 test('the exit-time remover deletes pods synchronously, from a process that cannot wait on promises', async () => {
-  requireBuiltPackage();
-  // Another process: the remover blocks its caller's event loop, and the stand-in runs in this one.
   const spec = podSpec(`exit-${standin.runId}`);
-  const script = `
-    const { KubernetesEngine } = await import(${JSON.stringify(DIST_INDEX)});
-    const spec = JSON.parse(process.argv[1]);
-    spec.expiresAt = new Date(spec.expiresAt);
-    const engine = new KubernetesEngine({ kubeconfig: ${JSON.stringify(standin.kubeconfig)} });
-    const id = await engine.createContainer(spec);
-    await engine.startContainer(id);
-    process.stdout.write(JSON.stringify({ id, left: engine.removeContainersSync([id], 10000) }));`;
-  const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(spec)], {
-    timeout: 60_000,
-  });
-  const answer = JSON.parse(stdout) as { id: string; left: string[] };
+  const answer = await removedSyncElsewhere(standin.kubeconfig, spec);
   expect(answer).toEqual({ id: spec.name, left: [] });
   await waitFor('the pod to be gone', async () => (standin.pods.has(answer.id) ? undefined : true), 10_000);
 });
