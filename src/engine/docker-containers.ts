@@ -154,7 +154,8 @@ export async function createContainer(ctx: DockerContext, spec: ContainerSpec): 
   const body = createBody(spec, kind, limits, usernsMode(kind, host), overlayNames);
   try {
     const { id } = await ctx.docker.createContainer(body);
-    if (overlayNames) ctx.podmanVolumes.set(id, overlayNames);
+    // Every container of ours on Podman, overlays or none: its removal then needs no inspect to find them.
+    if (kind === 'podman') ctx.podmanVolumes.set(id, overlayNames ?? []);
     return id;
   } catch (e) {
     if (overlayNames) await removePodmanVolumes(ctx, overlayNames);
@@ -219,10 +220,8 @@ export async function removeContainer(ctx: DockerContext, id: string, force: boo
   try {
     return await removeOnly(ctx, id, force);
   } finally {
-    if (volumes.length > 0) {
-      await removePodmanVolumes(ctx, volumes);
-      ctx.podmanVolumes.delete(id);
-    }
+    if (volumes.length > 0) await removePodmanVolumes(ctx, volumes);
+    ctx.podmanVolumes.delete(id);
   }
 }
 

@@ -27,7 +27,7 @@ export interface DockerContext {
   host(): Promise<EngineHost>;
   /** The engine service's /proc/PID/limits text, read once (podman-limits.ts). */
   serviceLimits(): string | undefined;
-  /** Podman only: the named overlay volumes made for each container of ours, by its id (podman-overlays.ts). */
+  /** Podman only: the named overlay volumes made for each container of ours (none: an empty list), by its id (podman-overlays.ts). */
   readonly podmanVolumes: Map<string, string[]>;
 }
 

@@ -92,6 +92,7 @@ describe('a rootless engine on cgroups v1', () => {
       kind: () => Promise.resolve('podman'),
       host: () => Promise.resolve({ rootless: true, cgroupVersion: '1' }),
       serviceLimits: () => undefined,
+      podmanVolumes: new Map(),
     } as unknown as DockerContext;
     const e = await sandboxError(() => createContainer(ctx, SPEC));
     expect(e.code).toBe('POLICY_VIOLATION');
