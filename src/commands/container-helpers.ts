@@ -114,20 +114,39 @@ export class ContainerHelpers {
     return done ?? last;
   }
 
-  /** Reads the counters now and compares them with `before` (else with the last values read). */
+  /**
+   * Reads the counters now and compares them with `before` (else with the last values read).
+   * A helper that failed or printed no counters is tried again (twice, 150 and 300 ms later):
+   * on a loaded engine an exec can fail for a moment, and a memory kill reported as nothing
+   * would send the model looking for a bug in its code. One the engine never answered is not.
+   */
   async readLimitCounters(before?: Counters): Promise<{ oomKilled: boolean; pidsLimitHit: boolean }> {
-    try {
-      const now = parseTrailer((await this.runHelper(READ_COUNTERS_SCRIPT, [])).stdout);
-      if (!now) return { oomKilled: false, pidsLimitHit: false };
-      const base = before ?? this.counters;
-      this.counters = { oomKills: now.oomKills, pidsRefused: now.pidsRefused };
-      return { oomKilled: now.oomKills > base.oomKills, pidsLimitHit: now.pidsRefused > base.pidsRefused };
-    } catch (e) {
-      swallowed('reading the limit counters', e);
+    let last: unknown = "no counters in the helper's output";
+    const now = await poll(
+      async () => {
+        try {
+          const read = parseTrailer((await this.runHelper(READ_COUNTERS_SCRIPT, [])).stdout);
+          if (!read) last = "no counters in the helper's output";
+          return read;
+        } catch (e) {
+          last = e;
+          return isGoneError(e) ? null : undefined;
+        }
+      },
+      { timeoutMs: COUNTERS_DEADLINE_MS, intervalMs: (attempt) => 150 * (attempt + 1), maxAttempts: 3, clock: this.clock },
+    );
+    if (!now) {
+      swallowed('reading the limit counters', last);
       return { oomKilled: false, pidsLimitHit: false };
     }
+    const base = before ?? this.counters;
+    this.counters = { oomKills: now.oomKills, pidsRefused: now.pidsRefused };
+    return { oomKilled: now.oomKills > base.oomKills, pidsLimitHit: now.pidsRefused > base.pidsRefused };
   }
 }
+
+/** How long reading the counters keeps trying (a helper the engine never answers ends it sooner). */
+const COUNTERS_DEADLINE_MS = 5_000;
 
 /** The longest a timeout's kill keeps trying before it answers with what survived. */
 const KILL_TREE_DEADLINE_MS = 5_000;

@@ -68,3 +68,52 @@ describe('ContainerHelpers.killTree: retries on the clock', () => {
     expect(clock.slept).toEqual([100, 150]);
   });
 });
+
+describe('ContainerHelpers.readLimitCounters: a failed read is tried again', () => {
+  /** A container whose counter helper answers each try from `answers` (the last one repeated). */
+  function countersAnswering(answers: string[]): { engine: FakeEngine; id: string } {
+    let tries = 0;
+    const engine = new FakeEngine({
+      helperScript: (_id, _spec, kind) =>
+        kind === 'cgroup-counters' ? { frames: [out(answers[Math.min(tries++, answers.length - 1)]!)], exitCode: 0 } : undefined,
+    });
+    return { engine, id: engine.seedContainer({}).id };
+  }
+
+  test('an engine error, then the counters: the memory kill is reported', async () => {
+    const clock = fakeClock();
+    const { engine, id } = countersAnswering(['\x1e1:0\x1e']);
+    engine.fail('exec', new SandboxError('ENGINE_ERROR', 'engine hiccup'), { times: 2 });
+    expect(await new ContainerHelpers(engine, id, clock).readLimitCounters({ oomKills: 0, pidsRefused: 0 })).toEqual({
+      oomKilled: true,
+      pidsLimitHit: false,
+    });
+    expect(clock.slept).toEqual([150, 300]);
+  });
+
+  test('output with no counters, then the counters', async () => {
+    const clock = fakeClock();
+    const { engine, id } = countersAnswering(['', '\x1e3:2\x1e']);
+    expect(await new ContainerHelpers(engine, id, clock).readLimitCounters({ oomKills: 3, pidsRefused: 1 })).toEqual({
+      oomKilled: false,
+      pidsLimitHit: true,
+    });
+    expect(engine.execsOf('cgroup-counters')).toHaveLength(2);
+  });
+
+  test('three failures: nothing is claimed, and no fourth try', async () => {
+    const clock = fakeClock();
+    const { engine, id } = countersAnswering(['\x1e1:0\x1e']);
+    engine.fail('exec', new SandboxError('ENGINE_ERROR', 'engine hiccup'), { times: 5 });
+    expect(await new ContainerHelpers(engine, id, clock).readLimitCounters()).toEqual({ oomKilled: false, pidsLimitHit: false });
+    expect(clock.slept).toEqual([150, 300]);
+  });
+
+  test('the container gone: no retry', async () => {
+    const clock = fakeClock();
+    const { engine, id } = countersAnswering(['\x1e1:0\x1e']);
+    engine.fail('exec', containerGoneError({ id: 'c1' }, 'removed'));
+    expect(await new ContainerHelpers(engine, id, clock).readLimitCounters()).toEqual({ oomKilled: false, pidsLimitHit: false });
+    expect(clock.slept).toEqual([]);
+  });
+});
