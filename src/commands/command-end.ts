@@ -63,6 +63,8 @@ export async function awaitCommandEnd(live: ExecSession, capture: CommandCapture
   });
   const onAbort = () => interrupt('cancel');
   o.signal?.addEventListener('abort', onAbort, { once: true });
+  // Aborted while the exec was being set up (seconds on a loaded engine): no event will come.
+  if (o.signal?.aborted) interrupt('cancel');
   let exitCode: number | null;
   try {
     ({ exitCode } = await live.done);

@@ -96,6 +96,8 @@ export class PullFlights {
         new Promise<never>((_, reject) => {
           if (!signal) return;
           onAbort = () => reject(aborted(image));
+          // Already aborted (while the pull was being set up): no event will come.
+          if (signal.aborted) return onAbort();
           signal.addEventListener('abort', onAbort, { once: true });
         }),
       ]);

@@ -343,6 +343,19 @@ describe('Sandbox.exec: timeout, cancellation, limits', () => {
     expect(engine.execsOf('command')[0]?.state).toBe('killed');
   });
 
+  test('abort while the exec is being set up (before its end is awaited): canceled, not left to its timeout', async () => {
+    const ac = new AbortController();
+    // The engine starts the exec and the signal fires in that same moment: no abort event comes later.
+    const script: ExecScript = () => {
+      ac.abort();
+      return { frames: [], exitCode: null, hangUntilKilled: true };
+    };
+    const { engine, sandbox } = await setup({ engine: { script } });
+    const r = await sandbox.exec('sleep 1000', { signal: ac.signal, timeoutMs: 5_000 });
+    expect(r).toMatchObject({ exitCode: CANCELED_EXIT_CODE, canceled: true, timedOut: false });
+    expect(killCalls(engine)).toHaveLength(1);
+  });
+
   test('a signal aborted before the call: ABORTED, nothing runs', async () => {
     const { engine, sandbox } = await setup();
     const ac = new AbortController();
