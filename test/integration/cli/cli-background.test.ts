@@ -169,7 +169,8 @@ test('Ctrl-C while a job starts cancels it: exit 130, its supervisor ended, no c
   const parent = cli.spawn('run', '--background', '--', 'sleep 1000');
   let stderr = '';
   parent.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
-  const exited = new Promise<number | null>((resolve) => parent.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the last of stderr may arrive after the process is gone.
+  const exited = new Promise<number | null>((resolve) => parent.on('close', (code) => resolve(code)));
   // The supervisor has the job (its record says starting) and is starting the sandbox.
   const job = await waitFor('the job record', async () => records(state)[0], 20_000, 20);
   parent.kill('SIGINT');

@@ -147,7 +147,8 @@ test('the first Ctrl-C cancels the command: its result is printed (canceled, 137
   let stderr = '';
   child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the last of stdout and stderr may arrive after the process is gone.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const owner = { 'genaicode-docker.owner': `${hostname()}:${child.pid}` };
   // Running once the sleep shows up in the container.
   await waitFor(

@@ -5,7 +5,7 @@
  * a correct result, or the shell is replaced and the answer says what was lost.
  */
 import { readFileSync } from 'node:fs';
-import { engineSuite, sharedSandbox, withManager, docker } from '../../support/engine.js';
+import { engineSuite, sharedSandbox, withManager, docker, waitFor } from '../../support/engine.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 
 engineSuite('kept-shell');
@@ -230,9 +230,15 @@ describe('framing cases', () => {
 
   test('a process left writing after its command (setsid) does not leak into the next answer', async () => {
     await withShell(async (sb) => {
-      const r = await sb.exec('setsid sh -c "sleep 0.3; echo leaked; echo leaked >&2" & echo first');
+      const r = await sb.exec('setsid sh -c "sleep 0.3; echo leaked; echo leaked >&2; touch /tmp/leak-done" & echo first');
       expect(r.stdout).toBe('first\n');
-      await new Promise((res) => setTimeout(res, 600));
+      // Written between the two commands, however late it runs (an argv exec does not use the shell).
+      await waitFor(
+        'the leaked writes',
+        async () => ((await sb.exec(['test', '-e', '/tmp/leak-done'])).exitCode === 0 ? true : undefined),
+        30_000,
+        100,
+      );
       const next = await sb.exec('echo second');
       expect([next.stdout, next.stderr]).toEqual(['second\n', '']);
     });

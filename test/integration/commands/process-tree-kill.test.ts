@@ -22,7 +22,7 @@ engineSuite('process-tree');
 
 const TTL = 3600;
 /** The timeout of the tree-killing tests: long enough for a tree to come up and be listed first, even under load. */
-const TREE_TIMEOUT_MS = 4000;
+const TREE_TIMEOUT_MS = 8000;
 
 /**
  * Starts, in the busybox image: background children, a subshell with a grandchild, a

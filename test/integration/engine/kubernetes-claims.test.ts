@@ -214,13 +214,14 @@ test('a claim the controller will not make Ready (a terminal reason) fails the s
 
 test('the expiry is the cluster\u2019s: the claim is deleted with its pod at its shutdownTime, no client left', async () => {
   const short = new KubernetesEngine({ kubeconfig: standin.kubeconfig });
-  const id = await short.createContainer(claimSpec(`expiry-${standin.runId}`, { expiresAt: new Date(Date.now() + 4000) }));
+  // Far enough ahead that a slow start (a real container behind the stand-in's pod) ends well before it.
+  const id = await short.createContainer(claimSpec(`expiry-${standin.runId}`, { expiresAt: new Date(Date.now() + 12_000) }));
   await short.startContainer(id);
   const container = standin.containerOf(claims.podOf(id)!)!;
   expect(claims.claims.get(id)!.claim.spec.lifecycle?.shutdownPolicy).toBe('Delete');
   // Nothing of ours calls the stand-in from here: what deletes the claim is its shutdownTime.
   const requests = standin.requests.length;
-  await waitFor('the claim to be deleted at its shutdownTime', async () => (claims.claims.has(id) ? undefined : true), 30_000);
+  await waitFor('the claim to be deleted at its shutdownTime', async () => (claims.claims.has(id) ? undefined : true), 40_000);
   expect(standin.requests.length).toBe(requests);
   expect(await containerLeft(container)).toBe('');
   expect(await engine.inspectContainer(id)).toBeUndefined();

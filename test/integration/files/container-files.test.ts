@@ -148,7 +148,8 @@ describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
       for (const op of [() => sb.readFile('fifo'), () => sb.readFileBytes('fifo')]) {
         expect(await sandboxError(() => op())).toMatchObject({ code: 'FILE_OPERATION_FAILED', data: { reason: 'wrong type' } });
       }
-      expect(Date.now() - started).toBeLessThan(10_000);
+      // Nothing hung on the pipe (a read of it would wait for good).
+      expect(Date.now() - started).toBeLessThan(30_000);
     });
   });
 

@@ -152,7 +152,8 @@ test("a process of the container user writing into the mover's input or output c
     const started = Date.now();
     await sb.exec(`head -c 20000000 /dev/zero > /proc/${next}/fd/1`);
     expect(await sb.writeFile('e.txt', 'e\n')).toMatchObject({ bytesWritten: 2, created: true });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Well under the mover's 60 s request timeout: the flood did not hold the write.
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(await moverPids(sb)).not.toContain(next);
     expect((await sb.exec('cat b.txt c.txt d.txt e.txt')).stdout).toBe('b\nc\nd\ne\n');
     expect((await dockerOk(['exec', sb.id, 'cat', '/etc/passwd'])).toString()).toBe(passwd);

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Sandbox } from '../../../src/index.js';
 import type { ProcessStarted } from '../../../src/processes/process-table.js';
 import type { ExecResult } from '../../../src/commands/exec-types.js';
-import { dockerOk, engineSuite, MINIMAL_IMAGE, withManager } from '../../support/engine.js';
+import { dockerOk, engineSuite, MINIMAL_IMAGE, waitFor, withManager } from '../../support/engine.js';
 import { get } from 'node:http';
 
 engineSuite('background-processes');
@@ -173,10 +173,21 @@ describe('handing over, waiting, limits', () => {
 
   test.concurrent("a command's timeout spares a background process started while it ran, and the daemon it left", async () => {
     await withSandbox(async (sb) => {
-      const fg = sb.exec('sleep 5001', { timeoutMs: 3_000 });
-      await new Promise((r) => setTimeout(r, 800));
+      let fgEnded = false;
+      const fg = sb.exec('sleep 5001', { timeoutMs: 10_000 }).finally(() => (fgEnded = true));
+      await waitFor('the command to run', async () => ((await commandLines(sb)).includes('sleep 5001') ? true : undefined), 30_000);
       // The daemon is re-parented to init and started after the command: only its mark says whose it is.
       const p = await started(sb, "setsid sh -c 'sleep 5002 &'; sleep 5003");
+      await waitFor(
+        'the daemon and the process',
+        async () => {
+          const up = await commandLines(sb);
+          return up.includes('sleep 5002') && up.includes('sleep 5003') ? true : undefined;
+        },
+        30_000,
+      );
+      // All up while the command still ran: its timeout came after them.
+      expect(fgEnded).toBe(false);
       expect((await fg).timedOut).toBe(true);
       const left = await commandLines(sb);
       expect(left).not.toContain('sleep 5001');

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, type Config } from '../../../src/index.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { OVERLAYS_FOLDER } from '../../../src/project/project-overlay.js';
-import { dockerOk, engineSuite, inspectContainer, PYTHON_IMAGE, TEST_ENGINE, waitFor, withManager } from '../../support/engine.js';
+import { docker, dockerOk, engineSuite, inspectContainer, PYTHON_IMAGE, TEST_ENGINE, waitFor, withManager } from '../../support/engine.js';
 import { tempDir } from '../../support/temp-dirs.js';
 import { chownTree, DEV, isRoot, owner } from '../../support/project-owner.js';
 
@@ -396,7 +396,13 @@ describe('every end applies the last changes and leaves no folder of ours', () =
         async (manager) => {
           const s = await manager.start({ image: PYTHON_IMAGE, project: 'rw' });
           const running = sh(s, 'echo late > late.txt; ln -s /etc/shadow late-link; sleep 30').catch(() => undefined);
-          await new Promise((r) => setTimeout(r, 2000));
+          // Both written in the container (the link comes second), however slow the command's start.
+          await waitFor(
+            'the link in the container',
+            async () => ((await docker(['exec', s.id, 'test', '-L', '/workspace/late-link'])).code === 0 ? true : undefined),
+            30_000,
+            200,
+          );
           expect(existsSync(join(root, 'late.txt'))).toBe(false); // while it runs, nothing reaches the host
           await s.stop();
           await running;
@@ -593,7 +599,8 @@ describe('the lease while its owner lives', () => {
       try {
         const until = Date.now() + 12_000;
         let cut = 0;
-        while (Date.now() < until) {
+        // At least 12 s (the lease's watch looks every second) and at least 4 commands cut, however slow the engine.
+        while (Date.now() < until || cut < 4) {
           const r = await s.exec('while :; do :; done', { timeoutMs: 300 });
           expect(r.timedOut).toBe(true);
           cut++;

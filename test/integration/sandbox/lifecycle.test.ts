@@ -154,7 +154,6 @@ test.concurrent(
   async () => {
     await withManager(async (manager) => {
       const sb = await manager.start({ ttlSeconds: 10 });
-      const started = Date.now();
       // Watch the engine's events for this container: how it ended tells who ended it.
       const events: Array<{ Action?: string; status?: string; timeNano?: number; Actor?: { Attributes?: Record<string, string> } }> = [];
       const watcher = spawn('docker', ['events', '--filter', `container=${sb.id}`, '--format', '{{json .}}'], {
@@ -171,21 +170,29 @@ test.concurrent(
         const info = await inspectContainer(sb.id);
         expect(info?.Config.Cmd).toEqual(['10']);
         expect(info?.HostConfig.AutoRemove).toBe(true);
+        // Times are from the engine's start of the container (the same host's clock), not from
+        // when start() returned, which load can delay by seconds.
+        const startedAt = Date.parse(info?.State.StartedAt ?? '');
         // Still there well before the expiry...
-        await sleep(Math.max(0, 7000 - (Date.now() - started)));
+        await sleep(Math.max(0, startedAt + 5000 - Date.now()));
         expect((await inspectContainer(sb.id))?.State.Running).toBe(true);
         // ...gone a little after it, with no help from this process.
         await waitFor('the container to remove itself', async () => ((await inspectContainer(sb.id)) ? undefined : true), 20_000, 250);
-        expect(Date.now() - started).toBeGreaterThan(8000);
-        await sleep(300); // let the last events arrive
-        const actions = events.map((e) => e.Action ?? e.status);
+        expect(Date.now() - startedAt).toBeGreaterThan(9_000);
+        const action = (e: (typeof events)[number]) => e.Action ?? e.status;
+        // The events watcher may get the last ones after the container is gone.
+        await waitFor(
+          'the removal event',
+          async () => (events.some((e) => ['destroy', 'remove'].includes(action(e) ?? '')) ? true : undefined),
+          10_000,
+        );
+        const actions = events.map(action);
         expect(actions).toContain('die');
         expect(actions.some((a) => a === 'destroy' || a === 'remove')).toBe(true); // Docker: destroy; Podman: remove
         expect(actions).not.toContain('kill'); // nobody killed it: its keep-alive ended
         const die = events.find((e) => (e.Action ?? e.status) === 'die');
         expect(die?.Actor?.Attributes?.exitCode).toBe('0');
         // The engine's own clock: it ended 10 s after it started (not this process's view, which load delays).
-        const startedAt = Date.parse(info?.State.StartedAt ?? '');
         const diedAfterMs = (die?.timeNano ?? 0) / 1e6 - startedAt;
         expect(diedAfterMs).toBeGreaterThanOrEqual(9_900);
         expect(diedAfterMs).toBeLessThan(12_000);

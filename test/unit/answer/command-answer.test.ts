@@ -438,7 +438,8 @@ describe('scanLog', () => {
       writeFileSync(path, `start\n${blank.repeat(300_000)}E   assert 1 == 2\n${blank.repeat(300_000)}`);
       const started = Date.now();
       expect({ name, lines: await logLines(path) }).toEqual({ name, lines: ['E   assert 1 == 2'] });
-      expect(Date.now() - started).toBeLessThan(3000);
+      // A generous bound that a loaded machine keeps: quadratic work on 600,000 lines would take hours.
+      expect(Date.now() - started).toBeLessThan(30_000);
     }
   });
 
