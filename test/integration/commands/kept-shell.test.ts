@@ -230,7 +230,10 @@ describe('framing cases', () => {
 
   test('a process left writing after its command (setsid) does not leak into the next answer', async () => {
     await withShell(async (sb) => {
-      const r = await sb.exec('setsid sh -c "sleep 0.3; echo leaked; echo leaked >&2; touch /tmp/leak-done" & echo first');
+      // The command waits until its child is in a session of its own (what leaves it alone at the command's end).
+      const r = await sb.exec(
+        'setsid sh -c "touch /tmp/leak-up; sleep 0.3; echo leaked; echo leaked >&2; touch /tmp/leak-done" & while [ ! -e /tmp/leak-up ]; do sleep 0.05; done; echo first',
+      );
       expect(r.stdout).toBe('first\n');
       // Written between the two commands, however late it runs (an argv exec does not use the shell).
       await waitFor(
