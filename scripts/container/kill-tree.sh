@@ -14,7 +14,7 @@
 # Prints `gone <n>` when no live member is left, `left <pids>` otherwise (exit 1).
 # Arguments: $1 the command's mark (NAME=<rss kB>:<cpu seconds>), $2 the CPU limit above
 # every mark.
-k=$1; v=${k#*=}; top=$2; frozen=" "; n=0; round=0
+k=$1; v=${k#*=}; top=$2; frozen=" "; killed=" "; n=0; round=0
 # Anything else than two numbers would select the wrong processes (a bare `1` matches every
 # environment holding the digit): refused.
 mr=${v%%:*}; mc=${v#*:}
@@ -66,7 +66,8 @@ while [ $round -lt 50 ]; do
   for p in $live; do case "$frozen" in *" $p "*) ;; *) new="$new $p"; frozen="$frozen$p ";; esac; done
   # shellcheck disable=SC2086 # lists of pids
   if [ -n "$new" ]; then kill -s STOP $new 2>/dev/null; continue; fi
-  for p in $live; do n=$((n+1)); done
+  # Counted once: a process killed in an earlier round can still be listed (not yet a zombie) on a loaded machine.
+  for p in $live; do case "$killed" in *" $p "*) ;; *) n=$((n+1)); killed="$killed$p ";; esac; done
   # shellcheck disable=SC2086 # a list of pids
   kill -s KILL $live 2>/dev/null
   frozen=" "
