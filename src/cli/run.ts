@@ -1,5 +1,6 @@
 import type { NetworkMode, ProjectMount } from '../policy/policy.js';
 import type { Config } from '../config/config-schema.js';
+import type { ExecResult } from '../commands/exec-types.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
 import { formatExecResult, reportFailure } from './format.js';
@@ -54,20 +55,30 @@ export async function run(
       },
     };
     const sandbox = await manager.start(start);
+    let result: ExecResult | undefined;
     try {
       // A single argument is a shell command line; several are an argument vector.
       const command = argv.length === 1 ? argv[0]! : argv;
-      const result = await sandbox.exec(command, {
+      result = await sandbox.exec(command, {
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         signal: sigint.signal,
       });
-      out(options.json ? JSON.stringify(result) : formatExecResult(result));
+      if (!options.json) out(formatExecResult(result));
       return result.exitCode;
     } finally {
-      await sandbox.stop();
-      const changes = await sandbox.projectChanges();
-      if (changes && !options.json) err(displayText(changesLine(changes)));
-      for (const w of changes?.warnings ?? []) if (!options.json) err(`warning: ${displayText(w)}`);
+      // The change list is known once the container is gone (its stop applies the rest):
+      // with --json it goes into the one JSON line, so a script sees what reached its files.
+      try {
+        await sandbox.stop();
+      } finally {
+        const changes = await sandbox.projectChanges();
+        if (options.json) {
+          if (result) out(JSON.stringify(changes ? { ...result, projectChanges: changes } : result));
+        } else {
+          if (changes) err(displayText(changesLine(changes)));
+          for (const w of changes?.warnings ?? []) err(`warning: ${displayText(w)}`);
+        }
+      }
     }
   } catch (e) {
     return reportFailure(e, options.json, out, err);

@@ -129,8 +129,29 @@ test('--project mounts the current folder (or --project-dir) at the working fold
   expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'POLICY_VIOLATION' });
   const own = join(tempDir('gcd-cli-own-'), 'config.json');
   writeFileSync(own, JSON.stringify({ project: { mount: 'rw' }, allowRootWithWritableMounts: true }));
-  const rw = runCli(['run', '--json', '--project', 'rw', '--', 'echo written > made-here'], project, { GENAICODE_DOCKER_CONFIG: own });
-  expect(json(rw).exitCode).toBe(0);
+  const rw = runCli(['run', '--json', '--project', 'rw', '--', 'echo written > made-here; echo all: > Makefile; rm notes.txt'], project, {
+    GENAICODE_DOCKER_CONFIG: own,
+  });
+  // The one JSON line says what reached the project and what was held back, as stderr does without --json.
+  expect(JSON.parse(rw.stdout)).toMatchObject({
+    exitCode: 0,
+    projectChanges: {
+      created: ['made-here'],
+      changed: [],
+      deleted: ['notes.txt'],
+      counts: { created: 1, changed: 0, deleted: 1 },
+      warnings: [expect.stringMatching(/^Makefile: .*NOT applied/)],
+    },
+  });
+  expect(rw.stdout.trim().split('\n')).toHaveLength(1);
+  expect(readFileSync(join(project, 'made-here'), 'utf8')).toBe('written\n');
+  expect(existsSync(join(project, 'Makefile'))).toBe(false);
+  writeFileSync(join(project, 'notes.txt'), 'hello from the project\n');
+  // scratch applies nothing: no change list.
+  const scratch = runCli(['run', '--json', '--project', 'scratch', '--', 'echo more > made-here'], project, {
+    GENAICODE_DOCKER_CONFIG: own,
+  });
+  expect(JSON.parse(scratch.stdout)).not.toHaveProperty('projectChanges');
   expect(readFileSync(join(project, 'made-here'), 'utf8')).toBe('written\n');
   // A project folder that is not one: a sentence, nothing started.
   const missing = runCli(['run', '--project-dir', join(project, 'nope'), '--', 'true']);
