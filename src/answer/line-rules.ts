@@ -193,6 +193,8 @@ export const LINE_RULES: readonly LineRule[] = [
   },
   { family: 'doctest', kind: 'detail', re: /^(Failed example|Exception raised):$|^Got nothing$/ },
   { family: 'rustc', kind: 'detail', re: /^\s*\d*\s*\|[\s|_]*\^[-^~_]* \S/ },
+  // node --test's TAP says where a test is in its YAML: a location, not what it compared.
+  { family: 'node --test (TAP)', kind: 'location', re: /^\s+location: '[^'\s]+:\d+:\d+'$/ },
   { family: 'javac/tap', kind: 'detail', re: /^\s*(symbol|location|required|found|reason):\s+\S|^\s+error: '.+'$/ },
   { family: 'c++', kind: 'detail', re: /^\s+what\(\):\s/ },
   { family: 'jest', kind: 'detail', re: /^\s*Snapshot name: / },

@@ -83,6 +83,9 @@ const EXAMPLES: Array<[string, string]> = [
   ['       expected [1, 2] to include 3', 'detail'],
   ['     NoMethodError:', 'error'],
   ["     # ./spec/calc_spec.rb:3:in `block (2 levels) in <top (required)>'", 'frame'],
+  // node --test's TAP: where the test is, what it compared
+  ["      location: 'file:///workspace/test/index.test.js:47:5'", 'location'],
+  ['      expected: 11', 'detail'],
   // testify's padded label, Go's want
   ['        \t            \tactual  : 4', 'detail'],
   ['        want: int64', 'detail'],
