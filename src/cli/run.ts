@@ -9,6 +9,7 @@ import { type Language } from '../config/languages.js';
 import { chooseImage } from '../images/golden-images.js';
 import { changesLine } from '../project/project-changes.js';
 import { displayText } from '../display-text.js';
+import { buildCommandAnswer } from '../answer/command-answer.js';
 
 export interface RunOptions {
   image?: string;
@@ -20,6 +21,8 @@ export interface RunOptions {
   /** The project at the working folder, as the plugin mounts it (at most project.mount). @default none */
   project?: ProjectMount;
   json: boolean;
+  /** Print the answer the model gets for the command (its extractive summary: no model here) instead of the result. */
+  answer?: boolean;
 }
 
 /**
@@ -34,6 +37,8 @@ export async function run(
   out: (line: string) => void,
   err: (line: string) => void,
 ): Promise<number> {
+  // One line of JSON on stdout and nothing else: the result, or the model's answer.
+  const machine = options.json || options.answer === true;
   const manager = new SandboxManager({ config });
   const sigint = cancelOnSigint(err, 'canceling: killing the command in the container (Ctrl-C again to force)');
   try {
@@ -43,7 +48,7 @@ export async function run(
       { image: options.image, language: options.language },
       options.image === undefined && options.language === undefined ? detectProjectLanguage(config.projectRoot) : undefined,
     );
-    if (choice.note && !options.json) err(`note: ${choice.note}`);
+    if (choice.note && !machine) err(`note: ${choice.note}`);
     const start: StartOptions = {
       image: choice.image,
       ...(options.network ? { network: options.network } : {}),
@@ -51,7 +56,7 @@ export async function run(
       ...(options.project ? { project: options.project } : {}),
       signal: sigint.signal,
       onPullProgress: (p) => {
-        if (!options.json && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);
+        if (!machine && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);
       },
     };
     const sandbox = await manager.start(start);
@@ -63,7 +68,7 @@ export async function run(
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         signal: sigint.signal,
       });
-      if (!options.json) out(formatExecResult(result));
+      if (!machine) out(formatExecResult(result));
       return result.exitCode;
     } finally {
       // The change list is known once the container is gone (its stop applies the rest):
@@ -72,8 +77,10 @@ export async function run(
         await sandbox.stop();
       } finally {
         const changes = await sandbox.projectChanges();
-        if (options.json) {
-          if (result) out(JSON.stringify(changes ? { ...result, projectChanges: changes } : result));
+        if (machine) {
+          const shown =
+            result && options.answer ? await buildCommandAnswer(result, { thresholdBytes: config.plugin.summaryThresholdBytes }) : result;
+          if (shown) out(JSON.stringify(changes ? { ...shown, projectChanges: changes } : shown));
         } else {
           if (changes) err(displayText(changesLine(changes)));
           for (const w of changes?.warnings ?? []) err(`warning: ${displayText(w)}`);
@@ -81,7 +88,7 @@ export async function run(
       }
     }
   } catch (e) {
-    return reportFailure(e, options.json, out, err);
+    return reportFailure(e, machine, out, err);
   } finally {
     sigint.dispose();
     await manager.stopAll();
