@@ -137,6 +137,8 @@ export const LINE_RULES: readonly LineRule[] = [
     re: /^\s*(Uncaught )?([\w$]+\.)*([A-Z][\w$]*(Error|Exception|Failure|Exit)|Error|Exception)\b( \[\w+\])?(: |:?$)/,
   },
   { family: 'java', kind: 'error', re: /^Exception in thread "|^Caused by: / },
+  // rspec: a spec file that did not load, a suite hook that failed (no example ran).
+  { family: 'rspec', kind: 'error', re: /^An error occurred (while loading \S|in a `(before|after)\(:(suite|context|all)\)` hook)/ },
   {
     family: 'sanitizer',
     kind: 'detail',

@@ -285,6 +285,33 @@ describe('key lines of test runners', () => {
     ]);
   });
 
+  test('rspec: a spec file that did not load: where, the failing line, the error with its message below it, the verdict', () => {
+    const out = [
+      '',
+      'An error occurred while loading ./spec/load_spec.rb. - Did you mean?',
+      '                    rspec ./spec/calc_spec.rb',
+      '',
+      'Failure/Error: require "nonexistent_gem_xyz"',
+      '',
+      'LoadError:',
+      '  cannot load such file -- nonexistent_gem_xyz',
+      "# ./spec/load_spec.rb:1:in `<top (required)>'",
+      'No examples found.',
+      '',
+      '',
+      'Finished in 0.00004 seconds (files took 0.2334 seconds to load)',
+      '0 examples, 0 failures, 1 error occurred outside of examples',
+    ].join('\n');
+    expect(keyLines(out)).toEqual([
+      'An error occurred while loading ./spec/load_spec.rb. - Did you mean?',
+      'Failure/Error: require "nonexistent_gem_xyz"',
+      'LoadError:',
+      'cannot load such file -- nonexistent_gem_xyz',
+      "# ./spec/load_spec.rb:1:in `<top (required)>'",
+      '0 examples, 0 failures, 1 error occurred outside of examples',
+    ]);
+  });
+
   test('expected and actual under every label a runner prints: the actual line is never dropped', () => {
     // rspec's eql with its diff, testify's padded labels, PHPUnit's diff header: the second
     // line of each pair is what the code produced, and the one a fix needs.

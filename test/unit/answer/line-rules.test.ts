@@ -82,6 +82,8 @@ const EXAMPLES: Array<[string, string]> = [
   ['            got: 4', 'detail'],
   ['       expected [1, 2] to include 3', 'detail'],
   ['     NoMethodError:', 'error'],
+  ['An error occurred while loading ./spec/load_spec.rb. - Did you mean?', 'error'],
+  ['An error occurred in a `before(:suite)` hook.', 'error'],
   ["     # ./spec/calc_spec.rb:3:in `block (2 levels) in <top (required)>'", 'frame'],
   // node --test's TAP: where the test is, what it compared
   ["      location: 'file:///workspace/test/index.test.js:47:5'", 'location'],
