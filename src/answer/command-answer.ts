@@ -194,10 +194,11 @@ function withCapturedKeyLines(fromLog: string[], fromCaptured: string[], logCand
   // A log line with another stream's bytes around a captured key line gives way to it.
   const log = fromLog.map((l) => (fromCaptured.includes(l) ? l : (fromCaptured.find((k) => l.includes(bare(k))) ?? l)));
   const deduped = log.filter((l, i) => log.indexOf(l) === i);
-  // Only what the log's scan could not see as a key line (another stream's bytes in its
-  // line) is added: a line it saw and left out was left out for the budget, for the lines of
-  // other failures, and added at the end it would stand away from its own test.
-  const missing = fromCaptured.filter((k) => !deduped.some((l) => l.includes(bare(k))) && !logCandidates.some((c) => c.includes(bare(k))));
+  // Only what the log's scan could not see as that line (another stream's bytes in its line
+  // of the log) is added: a line it saw whole and left out was left out for the budget, for
+  // the lines of other failures, and added at the end it would stand away from its own test.
+  const seen = new Set(logCandidates.map((c) => c.trim()));
+  const missing = fromCaptured.filter((k) => !deduped.some((l) => l.includes(bare(k))) && !seen.has(bare(k)));
   if (!missing.length) return deduped;
   const key = [...deduped, ...missing];
   const over = () => key.length > KEY_LINE_BUDGET.lines || key.reduce((n, k) => n + keyLineCost(k), 0) > KEY_LINE_BUDGET.chars;

@@ -362,6 +362,15 @@ describe('buildCommandAnswer', () => {
     expect(a.keyLines).toEqual(['FAILED: 3 of 120 tests failed']);
   });
 
+  test("a captured key line inside another stream's line of the log is kept beside the log's own errors", async () => {
+    // The log has real errors of its own, so the glued line is only a loose mention there.
+    const head = 'ERROR: disk check failed on /dev/sda1\n';
+    const r = execResult(`${head}${progress(0, 3000)}filler abc`, { stderr: 'FAILED: 3 of 120 tests failed\n', exitCode: 1 });
+    writeFileSync(r.logPath, `${head}${progress(0, 3000)}filler abcFAILED: 3 of 120 tests failed\n`);
+    const a = await buildCommandAnswer(r);
+    expect(a.keyLines).toEqual(['ERROR: disk check failed on /dev/sda1', 'FAILED: 3 of 120 tests failed']);
+  });
+
   test('a cut output with many failures: its key lines are the log’s, in the log’s order, every line beside its own test', async () => {
     // node --test's TAP on Node 18 (as it printed a library's suite that needs a global
     // crypto): two suites of the same tests, all failing, one of them for another cause.
