@@ -189,12 +189,16 @@ export function failureLine(
  * lines of the captured streams, which are exact, are kept too, in place of log-only ones
  * when the budget is full.
  */
-function withCapturedKeyLines(fromLog: string[], fromCaptured: string[]): string[] {
+function withCapturedKeyLines(fromLog: string[], fromCaptured: string[], logCandidates: readonly string[]): string[] {
   const bare = (k: string) => k.replace(/^…|…$/g, '');
   // A log line with another stream's bytes around a captured key line gives way to it.
   const log = fromLog.map((l) => (fromCaptured.includes(l) ? l : (fromCaptured.find((k) => l.includes(bare(k))) ?? l)));
   const deduped = log.filter((l, i) => log.indexOf(l) === i);
-  const missing = fromCaptured.filter((k) => !deduped.some((l) => l.includes(bare(k))));
+  // Only what the log's scan could not see as that line (another stream's bytes in its line
+  // of the log) is added: a line it saw whole and left out was left out for the budget, for
+  // the lines of other failures, and added at the end it would stand away from its own test.
+  const seen = new Set(logCandidates.map((c) => c.trim()));
+  const missing = fromCaptured.filter((k) => !deduped.some((l) => l.includes(bare(k))) && !seen.has(bare(k)));
   if (!missing.length) return deduped;
   const key = [...deduped, ...missing];
   const over = () => key.length > KEY_LINE_BUDGET.lines || key.reduce((n, k) => n + keyLineCost(k), 0) > KEY_LINE_BUDGET.chars;
@@ -268,7 +272,11 @@ export async function buildCommandAnswer(
   let key: string[];
   let summarizerOutput = output;
   if (scan) {
-    key = withCapturedKeyLines(selectKeyLines(scan.collector, select), keyLines(output, { ...select, fallback: false }));
+    key = withCapturedKeyLines(
+      selectKeyLines(scan.collector, select),
+      keyLines(output, { ...select, fallback: false }),
+      scan.collector.candidates().map((c) => c.text),
+    );
     const fromMiddle = key.filter((k) => !output.includes(k.replace(/^…|…$/g, '')));
     if (fromMiddle.length)
       summarizerOutput += `\n[key lines from the omitted middle of the output, from the full log:]\n${fromMiddle.join('\n')}\n`;

@@ -80,8 +80,11 @@ export class KeyLineCollector {
     // panic message, minitest's test name), a detail on up to three lines indented deeper
     // (`expected:` in TAP's YAML). A mocha headline's title goes on below it, indented deeper.
     const indent = text.length - text.trimStart().length;
-    const own = classifyLine(text);
+    const classified = classifyLine(text);
     const cont = this.cont;
+    // A loose error word in the line below a headline (`LoadError:`, then `cannot load such
+    // file -- x`) does not make it a line of its own: it is that headline's message.
+    const own = classified?.kind === 'mention' && cont && cont.seen < cont.lines && !cont.deeper ? undefined : classified;
     const continues = !own && cont && cont.seen < cont.lines && (!cont.deeper || indent > cont.indent);
     const c = own ?? (continues ? (cont.kind === 'title' ? TITLE : CONTINUATION) : undefined);
     if (continues) cont.seen++;

@@ -64,6 +64,11 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'go test', kind: 'verdict', re: /^FAIL\s+\S+\s+([\d.]+s|\[(build|setup) failed\])$/ },
   { family: 'mocha', kind: 'verdict', re: /^\s*\d+ failing$/ },
   { family: 'phpunit', kind: 'verdict', re: /^Tests: \d+, Assertions: \d+, .*\b(Errors|Failures): \d+/ },
+  {
+    family: 'rspec',
+    kind: 'verdict',
+    re: /^\d+ examples?, ([1-9]\d* failures?|\d+ failures?(, \d+ pending)?, [1-9]\d* errors? occurred outside of examples)\b/,
+  },
   { family: 'minitest', kind: 'verdict', re: /^\d+ runs, \d+ assertions, (\d+ failures, [1-9]\d* errors|[1-9]\d* failures, \d+ errors)\b/ },
   { family: 'ctest', kind: 'verdict', re: /^The following tests FAILED:$/ },
   { family: 'googletest', kind: 'verdict', re: /^\s*\d+ FAILED TESTS?$/ },
@@ -90,6 +95,7 @@ export const LINE_RULES: readonly LineRule[] = [
   },
   { family: 'go test', kind: 'pass', re: /^ok\s+\S+\s+([\d.]+s|\(cached\))/ },
   { family: 'phpunit/unittest', kind: 'pass', re: /^OK \(\d+ tests?, \d+ assertions?\)$|^OK( \((skipped|expected failures)=\d+.*\))?$/ },
+  { family: 'rspec', kind: 'pass', re: /^\d+ examples?, 0 failures(, \d+ pending)?$/ },
   { family: 'minitest', kind: 'pass', re: /^\d+ runs, \d+ assertions, 0 failures, 0 errors\b/ },
   { family: 'googletest', kind: 'pass', re: /^\[ {2}PASSED {2}\] \d+ tests?\.$/ },
   { family: 'maven surefire', kind: 'pass', re: /^(\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0\b(?!.*\bTime elapsed)/ },
@@ -128,9 +134,11 @@ export const LINE_RULES: readonly LineRule[] = [
   {
     family: 'python/java/js',
     kind: 'error',
-    re: /^\s*(Uncaught )?([\w$]+\.)*([A-Z][\w$]*(Error|Exception|Failure|Exit)|Error|Exception)\b( \[\w+\])?(: |$)/,
+    re: /^\s*(Uncaught )?([\w$]+\.)*([A-Z][\w$]*(Error|Exception|Failure|Exit)|Error|Exception)\b( \[\w+\])?(: |:?$)/,
   },
   { family: 'java', kind: 'error', re: /^Exception in thread "|^Caused by: / },
+  // rspec: a spec file that did not load, a suite hook that failed (no example ran).
+  { family: 'rspec', kind: 'error', re: /^An error occurred (while loading \S|in a `(before|after)\(:(suite|context|all)\)` hook)/ },
   {
     family: 'sanitizer',
     kind: 'detail',
@@ -169,12 +177,17 @@ export const LINE_RULES: readonly LineRule[] = [
   {
     family: 'jest/tap/node',
     kind: 'detail',
-    re: /^\s*(Expected|Received|expected|received|actual|Actual|Got)( value| substring| length| path)?:(\s*\S|$)/,
+    // The actual value under every label a runner gives it (rspec's `got:`, testify's padded `actual  :`).
+    re: /^\s*(Expected|Received|expected|received|actual|Actual|Got|got|want|Want)( value| substring| length| path)?\s*:(\s*\S|$)/,
   },
+  // rspec: the line that failed, and a matcher's sentence (`expected [1, 2] to include 3`).
+  { family: 'rspec', kind: 'detail', re: /^\s*Failure\/Error: \S|^\s*expected \S.{0,300}? (not )?to \w/ },
   { family: 'rust', kind: 'detail', re: /^\s*(left|right):\s*\S|^assertion `.*` failed/ },
   { family: 'pytest', kind: 'detail', re: /^E\s+\S|^>\s{2,}\S/ },
   { family: 'go test', kind: 'detail', re: /^\s+[\w.-]+\.go:\d+: \S/ },
   { family: 'phpunit', kind: 'detail', re: /^\s*Failed asserting that / },
+  // Which side of the diff below is which.
+  { family: 'phpunit', kind: 'detail', re: /^--- Expected$|^\+\+\+ Actual$/ },
   {
     family: 'googletest/junit',
     kind: 'detail',
@@ -182,6 +195,8 @@ export const LINE_RULES: readonly LineRule[] = [
   },
   { family: 'doctest', kind: 'detail', re: /^(Failed example|Exception raised):$|^Got nothing$/ },
   { family: 'rustc', kind: 'detail', re: /^\s*\d*\s*\|[\s|_]*\^[-^~_]* \S/ },
+  // node --test's TAP says where a test is in its YAML: a location, not what it compared.
+  { family: 'node --test (TAP)', kind: 'location', re: /^\s+location: '[^'\s]+:\d+:\d+'$/ },
   { family: 'javac/tap', kind: 'detail', re: /^\s*(symbol|location|required|found|reason):\s+\S|^\s+error: '.+'$/ },
   { family: 'c++', kind: 'detail', re: /^\s+what\(\):\s/ },
   { family: 'jest', kind: 'detail', re: /^\s*Snapshot name: / },
@@ -205,7 +220,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'javascript', kind: 'frame', re: /^\s*at (?:[^()]{1,300} \()?[^\s()]+:\d+:\d+\)?$/ },
   { family: 'node test (TAP stack)', kind: 'frame', re: /^\s+(async )?[\w$.<>]+( \[as \w+\])? \((\/|node:)[^()\s]+:\d+:\d+\)$/ },
   { family: 'java', kind: 'frame', re: /^\s*at [\w$.<>/]+\([\w$]+\.\w+:\d+\)$/ },
-  { family: 'ruby', kind: 'frame', re: /^\s*(from )?[^\s:]+\.rb:\d+:in [`'][^'\n]{1,300}'$/ },
+  { family: 'ruby', kind: 'frame', re: /^\s*(# |from )?[^\s:]+\.rb:\d+:in [`'][^'\n]{1,300}'$/ },
   // A goroutine's frame: the function (a module's: its path has a dot), then its file on a tab-indented line.
   { family: 'go', kind: 'frame', re: /^\t\S+\.go:\d+( \+0x[0-9a-f]+)?$|^[\w-]+\.[\w.-]+\/\S*\.[\w*()]+\(.*\)$/ },
   { family: 'phpunit', kind: 'location', re: /^\s*(\/|[\w.-]+\/)[^\s:]*\.php:\d+$/ },

@@ -114,6 +114,12 @@ program
   .addOption(projectOption())
   .addOption(projectDirOption())
   .option('--json', 'print the result object as one line of JSON (with --background: { id, container, logPath, pid })', false)
+  .addOption(
+    new Option(
+      '--answer',
+      'print the answer the model gets for the command as one line of JSON: the output, or a summary (extractive here: no model) with its key lines',
+    ).conflicts(['json', 'background']),
+  )
   .option('--background', 'start the command in a container of its own and return at once with a job id (see ps, logs, kill)', false)
   .argument('<cmd...>', 'command: one argument is a shell command line, several are run without a shell')
   .action(
@@ -126,6 +132,7 @@ program
         network?: NetworkMode;
         memory?: number;
         json: boolean;
+        answer?: boolean;
         background: boolean;
       } & ProjectCliOptions,
     ) => {

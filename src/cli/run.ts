@@ -1,5 +1,6 @@
 import type { NetworkMode, ProjectMount } from '../policy/policy.js';
 import type { Config } from '../config/config-schema.js';
+import type { ExecResult } from '../commands/exec-types.js';
 import { cancelOnSigint } from './cancel-on-sigint.js';
 import { SandboxManager, type StartOptions } from '../sandbox/sandbox-manager.js';
 import { formatExecResult, reportFailure } from './format.js';
@@ -8,6 +9,7 @@ import { type Language } from '../config/languages.js';
 import { chooseImage } from '../images/golden-images.js';
 import { changesLine } from '../project/project-changes.js';
 import { displayText } from '../display-text.js';
+import { buildCommandAnswer } from '../answer/command-answer.js';
 
 export interface RunOptions {
   image?: string;
@@ -19,6 +21,8 @@ export interface RunOptions {
   /** The project at the working folder, as the plugin mounts it (at most project.mount). @default none */
   project?: ProjectMount;
   json: boolean;
+  /** Print the answer the model gets for the command (its extractive summary: no model here) instead of the result. */
+  answer?: boolean;
 }
 
 /**
@@ -33,6 +37,8 @@ export async function run(
   out: (line: string) => void,
   err: (line: string) => void,
 ): Promise<number> {
+  // One line of JSON on stdout and nothing else: the result, or the model's answer.
+  const machine = options.json || options.answer === true;
   const manager = new SandboxManager({ config });
   const sigint = cancelOnSigint(err, 'canceling: killing the command in the container (Ctrl-C again to force)');
   try {
@@ -42,7 +48,7 @@ export async function run(
       { image: options.image, language: options.language },
       options.image === undefined && options.language === undefined ? detectProjectLanguage(config.projectRoot) : undefined,
     );
-    if (choice.note && !options.json) err(`note: ${choice.note}`);
+    if (choice.note && !machine) err(`note: ${choice.note}`);
     const start: StartOptions = {
       image: choice.image,
       ...(options.network ? { network: options.network } : {}),
@@ -50,27 +56,39 @@ export async function run(
       ...(options.project ? { project: options.project } : {}),
       signal: sigint.signal,
       onPullProgress: (p) => {
-        if (!options.json && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);
+        if (!machine && p.status) err(`pull ${p.id}: ${p.status}${p.total ? ` ${p.current ?? 0}/${p.total}` : ''}`);
       },
     };
     const sandbox = await manager.start(start);
+    let result: ExecResult | undefined;
     try {
       // A single argument is a shell command line; several are an argument vector.
       const command = argv.length === 1 ? argv[0]! : argv;
-      const result = await sandbox.exec(command, {
+      result = await sandbox.exec(command, {
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
         signal: sigint.signal,
       });
-      out(options.json ? JSON.stringify(result) : formatExecResult(result));
+      if (!machine) out(formatExecResult(result));
       return result.exitCode;
     } finally {
-      await sandbox.stop();
-      const changes = await sandbox.projectChanges();
-      if (changes && !options.json) err(displayText(changesLine(changes)));
-      for (const w of changes?.warnings ?? []) if (!options.json) err(`warning: ${displayText(w)}`);
+      // The change list is known once the container is gone (its stop applies the rest):
+      // with --json it goes into the one JSON line, so a script sees what reached its files.
+      try {
+        await sandbox.stop();
+      } finally {
+        const changes = await sandbox.projectChanges();
+        if (machine) {
+          const shown =
+            result && options.answer ? await buildCommandAnswer(result, { thresholdBytes: config.plugin.summaryThresholdBytes }) : result;
+          if (shown) out(JSON.stringify(changes ? { ...shown, projectChanges: changes } : shown));
+        } else {
+          if (changes) err(displayText(changesLine(changes)));
+          for (const w of changes?.warnings ?? []) err(`warning: ${displayText(w)}`);
+        }
+      }
     }
   } catch (e) {
-    return reportFailure(e, options.json, out, err);
+    return reportFailure(e, machine, out, err);
   } finally {
     sigint.dispose();
     await manager.stopAll();

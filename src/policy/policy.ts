@@ -40,7 +40,12 @@ export type ProjectMount = (typeof PROJECT_MOUNTS)[number];
 export function checkProjectMount(requested: ProjectMount | undefined, allowed: ProjectMount): ProjectMount {
   if (requested === undefined) return allowed;
   if (PROJECT_MOUNTS.indexOf(requested) > PROJECT_MOUNTS.indexOf(allowed))
-    throw violation('projectMount', `project mount ${requested} (project.mount allows at most ${allowed})`);
+    throw violation(
+      'projectMount',
+      // Said so that the person reading it knows where the limit is set: only their own
+      // configuration raises it (a project's file may only lower it).
+      `project mount ${requested} (project.mount allows at most ${allowed}; the user raises it in their own configuration, "project": { "mount": "${requested}" }, or with GENAICODE_DOCKER_PROJECT_MOUNT=${requested})`,
+    );
   return requested;
 }
 

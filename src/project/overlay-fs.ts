@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync, readSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync, type Stats } from 'node:fs';
 import { join, posix } from 'node:path';
 import { isWithin, realPathOf } from '../paths.js';
 
@@ -70,5 +70,34 @@ export function copyFd(from: number, to: number): void {
     let off = 0;
     while (off < n) off += writeSync(to, buf, off, n - off);
     pos += n;
+  }
+}
+
+/**
+ * Whether the project's regular file at `path` (never followed if a link) holds the same
+ * bytes as the open upper file `from`, of `size` bytes: a copy the container rewrote without
+ * changing it (`sed -i` over every file) is then no change.
+ */
+export function sameContent(from: number, path: string, size: number): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, O_PATH_FLAGS);
+  } catch {
+    return false; // gone, or a link: not the same file, whatever it leads to
+  }
+  try {
+    if (!fstatSync(fd).isFile() || fstatSync(fd).size !== size) return false;
+    const a = Buffer.allocUnsafe(COPY_CHUNK);
+    const b = Buffer.allocUnsafe(COPY_CHUNK);
+    for (let pos = 0; ;) {
+      const n = readSync(from, a, 0, COPY_CHUNK, pos);
+      const m = readSync(fd, b, 0, COPY_CHUNK, pos);
+      if (n !== m) return false;
+      if (n === 0) return pos === size;
+      if (!a.subarray(0, n).equals(b.subarray(0, m))) return false;
+      pos += n;
+    }
+  } finally {
+    closeSync(fd);
   }
 }

@@ -107,6 +107,30 @@ test("exits with the command's exit code, 124 on timeout; --json prints the resu
   expect(JSON.parse(bad.stdout)).toMatchObject({ code: 'IMAGE_NOT_ALLOWED' });
 }, 90_000);
 
+test('--answer prints the answer the model gets: short output whole; long output summarized with the failure’s key lines; a refusal as { error, code }', () => {
+  const short = runCli(['run', '--answer', '--', 'echo hi; exit 3']);
+  expect(short.status).toBe(3);
+  const s = JSON.parse(short.stdout) as Record<string, unknown>;
+  expect(s).toMatchObject({ exitCode: 3, output: 'hi\n' });
+  expect(s).not.toHaveProperty('stdout');
+  // A unittest failure after 300 lines of progress: more than the model is given whole.
+  const report = 'echo "FAIL: test_x (t.T.test_x)"; echo "AssertionError: 2 != 5"; echo "FAILED (failures=1)"';
+  const long = runCli(['run', '--answer', '--', `i=0; while [ $i -lt 300 ]; do echo "step $i ok"; i=$((i+1)); done; ${report}; exit 1`]);
+  expect(long.status).toBe(1);
+  expect(long.stdout.trim().split('\n')).toHaveLength(1);
+  const a = JSON.parse(long.stdout) as { summary?: string; keyLines?: string[]; output?: string; logPath: string };
+  expect(a.output).toBeUndefined();
+  expect(a.summary).toMatch(/^FAILED: exit code 1\./);
+  expect(a.keyLines).toEqual(['FAIL: test_x (t.T.test_x)', 'AssertionError: 2 != 5', 'FAILED (failures=1)']);
+  expect(readFileSync(a.logPath, 'utf8')).toContain('step 299 ok\nFAIL: test_x');
+  const refused = runCli(['run', '--answer', '--image', 'nope/never:1', '--', 'true']);
+  expect(refused.status).toBe(125);
+  expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'IMAGE_NOT_ALLOWED' });
+  const both = runCli(['run', '--answer', '--json', '--', 'true']);
+  expect(both.status).not.toBe(0);
+  expect(both.stderr).toMatch(/'--answer' cannot be used with option '--json'/);
+}, 90_000);
+
 test('--project mounts the current folder (or --project-dir) at the working folder, as the plugin does, within project.mount', () => {
   const project = tempDir('gcd-cli-project-');
   writeFileSync(join(project, 'notes.txt'), 'hello from the project\n');
@@ -129,8 +153,29 @@ test('--project mounts the current folder (or --project-dir) at the working fold
   expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'POLICY_VIOLATION' });
   const own = join(tempDir('gcd-cli-own-'), 'config.json');
   writeFileSync(own, JSON.stringify({ project: { mount: 'rw' }, allowRootWithWritableMounts: true }));
-  const rw = runCli(['run', '--json', '--project', 'rw', '--', 'echo written > made-here'], project, { GENAICODE_DOCKER_CONFIG: own });
-  expect(json(rw).exitCode).toBe(0);
+  const rw = runCli(['run', '--json', '--project', 'rw', '--', 'echo written > made-here; echo all: > Makefile; rm notes.txt'], project, {
+    GENAICODE_DOCKER_CONFIG: own,
+  });
+  // The one JSON line says what reached the project and what was held back, as stderr does without --json.
+  expect(JSON.parse(rw.stdout)).toMatchObject({
+    exitCode: 0,
+    projectChanges: {
+      created: ['made-here'],
+      changed: [],
+      deleted: ['notes.txt'],
+      counts: { created: 1, changed: 0, deleted: 1 },
+      warnings: [expect.stringMatching(/^Makefile: .*NOT applied/)],
+    },
+  });
+  expect(rw.stdout.trim().split('\n')).toHaveLength(1);
+  expect(readFileSync(join(project, 'made-here'), 'utf8')).toBe('written\n');
+  expect(existsSync(join(project, 'Makefile'))).toBe(false);
+  writeFileSync(join(project, 'notes.txt'), 'hello from the project\n');
+  // scratch applies nothing: no change list.
+  const scratch = runCli(['run', '--json', '--project', 'scratch', '--', 'echo more > made-here'], project, {
+    GENAICODE_DOCKER_CONFIG: own,
+  });
+  expect(JSON.parse(scratch.stdout)).not.toHaveProperty('projectChanges');
   expect(readFileSync(join(project, 'made-here'), 'utf8')).toBe('written\n');
   // A project folder that is not one: a sentence, nothing started.
   const missing = runCli(['run', '--project-dir', join(project, 'nope'), '--', 'true']);

@@ -362,6 +362,74 @@ describe('buildCommandAnswer', () => {
     expect(a.keyLines).toEqual(['FAILED: 3 of 120 tests failed']);
   });
 
+  test("a captured key line inside another stream's line of the log is kept beside the log's own errors", async () => {
+    // The log has real errors of its own, so the glued line is only a loose mention there.
+    const head = 'ERROR: disk check failed on /dev/sda1\n';
+    const r = execResult(`${head}${progress(0, 3000)}filler abc`, { stderr: 'FAILED: 3 of 120 tests failed\n', exitCode: 1 });
+    writeFileSync(r.logPath, `${head}${progress(0, 3000)}filler abcFAILED: 3 of 120 tests failed\n`);
+    const a = await buildCommandAnswer(r);
+    expect(a.keyLines).toEqual(['ERROR: disk check failed on /dev/sda1', 'FAILED: 3 of 120 tests failed']);
+  });
+
+  test('a cut output with many failures: its key lines are the log’s, in the log’s order, every line beside its own test', async () => {
+    // node --test's TAP on Node 18 (as it printed a library's suite that needs a global
+    // crypto): two suites of the same tests, all failing, one of them for another cause.
+    const failing = (n: number, name: string, at: number, yaml: string[]) => [
+      `    # Subtest: ${name}`,
+      `    not ok ${n} - ${name}`,
+      '      ---',
+      '      duration_ms: 0.56927',
+      `      location: 'file:///workspace/test/index.test.js:${at}:5'`,
+      "      failureType: 'testCodeFailure'",
+      ...yaml,
+      '      stack: |-',
+      `        TestContext.<anonymous> (file:///workspace/test/index.test.js:${at + 1}:18)`,
+      '        Test.runInAsyncScope (node:async_hooks:203:9)',
+      '        Test.run (node:internal/test_runner/test:631:25)',
+      '        async Suite.processPendingSubtests (node:internal/test_runner/test:374:7)',
+      '      ...',
+    ];
+    const crypto = ["      error: 'crypto is not defined'", "      code: 'ERR_TEST_FAILURE'", "      name: 'ReferenceError'"];
+    const suite = (name: string, n: number, third: string[]) => [
+      `# Subtest: ${name}`,
+      ...Array.from({ length: 20 }, (_, i) => failing(i + 1, `generates IDs case ${i + 1}`, 30 + 8 * i, i === 2 ? third : crypto)).flat(),
+      `not ok ${n} - ${name}`,
+    ];
+    const mismatch = [
+      "      error: '10 == 11'",
+      "      code: 'ERR_ASSERTION'",
+      "      name: 'AssertionError'",
+      '      expected: 11',
+      '      actual: 10',
+      "      operator: '=='",
+    ];
+    const log = [
+      'TAP version 13',
+      ...suite('node', 1, crypto),
+      ...suite('browser', 2, mismatch),
+      '1..2',
+      '# tests 40',
+      '# pass 0',
+      '# fail 40',
+      '# duration_ms 1611.809651',
+      '',
+    ].join('\n');
+    const r = execResult(log, { exitCode: 1 });
+    expect(r.truncated).toBe(true);
+    const a = await buildCommandAnswer(r);
+    // Each line in the order the log has it: no line stranded after the verdict, away from its test.
+    // (The two suites repeat lines: each key line is looked for after the one before it.)
+    const lines = log.split('\n').map((l) => l.trim());
+    let from = 0;
+    const stranded = a.keyLines!.filter((k) => {
+      const i = lines.indexOf(k, from);
+      from = i < 0 ? from : i + 1;
+      return i < 0;
+    });
+    expect(stranded).toEqual([]);
+    expect(a.keyLines).toEqual(expect.arrayContaining(["error: '10 == 11'", 'expected: 11', 'actual: 10', '# fail 40']));
+  });
+
   test('an error at the end of a very long line is kept in its clipped form', async () => {
     const r = execResult(`${progress(0, 3000)}${'#'.repeat(500)} ERROR boom at the end\n${progress(3000, 6000)}`, { exitCode: 1 });
     const a = await buildCommandAnswer(r);

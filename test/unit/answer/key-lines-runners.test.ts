@@ -154,6 +154,8 @@ describe('key lines of test runners', () => {
       "1) JmesPath\\Tests\\ComplianceTest::testPassesCompliance with data set #856 (array(-1, 0), 'join(', ', strings)')",
       'Expected: "a, b, c"',
       'Failed asserting that two strings are equal.',
+      '--- Expected',
+      '+++ Actual',
       "-'a, b, c'",
       "+'b, c'",
       '/workspace/tests/ComplianceTest.php:85',
@@ -221,6 +223,154 @@ describe('key lines of test runners', () => {
       'Expected: "<h1>Dragon &lt; Tiger</h1>"',
       'Actual: "<h1>Dragon+%3C+Tiger</h1>"',
       '112 runs, 126 assertions, 1 failures, 1 errors, 0 skips',
+    ]);
+  });
+
+  test('rspec: each example with its failing line, what it expected and what it got, its error and its spec line; the verdict', () => {
+    // rspec 3.12 on Ruby 3.1, as it printed in the ruby image.
+    const out = [
+      'FFF',
+      '',
+      'Failures:',
+      '',
+      '  1) Calc adds',
+      '     Failure/Error: expect(2 + 2).to eq(5)',
+      '',
+      '       expected: 5',
+      '            got: 4',
+      '',
+      '       (compared using ==)',
+      "     # ./spec/calc_spec.rb:3:in `block (2 levels) in <top (required)>'",
+      '',
+      '  2) Calc calls',
+      '     Failure/Error: nil.upcase',
+      '',
+      '     NoMethodError:',
+      "       undefined method `upcase' for nil:NilClass",
+      '',
+      '           nil.upcase',
+      '              ^^^^^^^',
+      "     # ./spec/calc_spec.rb:6:in `block (2 levels) in <top (required)>'",
+      '',
+      '  3) Calc includes',
+      '     Failure/Error: expect([1, 2]).to include(3)',
+      '       expected [1, 2] to include 3',
+      "     # ./spec/calc_spec.rb:9:in `block (2 levels) in <top (required)>'",
+      '',
+      'Finished in 0.01571 seconds (files took 0.09 seconds to load)',
+      '3 examples, 3 failures',
+      '',
+      'Failed examples:',
+      '',
+      'rspec ./spec/calc_spec.rb:2 # Calc adds',
+      'rspec ./spec/calc_spec.rb:5 # Calc calls',
+      'rspec ./spec/calc_spec.rb:8 # Calc includes',
+    ].join('\n');
+    expect(keyLines(out)).toEqual([
+      '1) Calc adds',
+      'Failure/Error: expect(2 + 2).to eq(5)',
+      'expected: 5',
+      'got: 4',
+      "# ./spec/calc_spec.rb:3:in `block (2 levels) in <top (required)>'",
+      '2) Calc calls',
+      'Failure/Error: nil.upcase',
+      'NoMethodError:',
+      "undefined method `upcase' for nil:NilClass",
+      "# ./spec/calc_spec.rb:6:in `block (2 levels) in <top (required)>'",
+      '3) Calc includes',
+      'Failure/Error: expect([1, 2]).to include(3)',
+      'expected [1, 2] to include 3',
+      "# ./spec/calc_spec.rb:9:in `block (2 levels) in <top (required)>'",
+      '3 examples, 3 failures',
+    ]);
+  });
+
+  test('rspec: a spec file that did not load: where, the failing line, the error with its message below it, the verdict', () => {
+    const out = [
+      '',
+      'An error occurred while loading ./spec/load_spec.rb. - Did you mean?',
+      '                    rspec ./spec/calc_spec.rb',
+      '',
+      'Failure/Error: require "nonexistent_gem_xyz"',
+      '',
+      'LoadError:',
+      '  cannot load such file -- nonexistent_gem_xyz',
+      "# ./spec/load_spec.rb:1:in `<top (required)>'",
+      'No examples found.',
+      '',
+      '',
+      'Finished in 0.00004 seconds (files took 0.2334 seconds to load)',
+      '0 examples, 0 failures, 1 error occurred outside of examples',
+    ].join('\n');
+    expect(keyLines(out)).toEqual([
+      'An error occurred while loading ./spec/load_spec.rb. - Did you mean?',
+      'Failure/Error: require "nonexistent_gem_xyz"',
+      'LoadError:',
+      'cannot load such file -- nonexistent_gem_xyz',
+      "# ./spec/load_spec.rb:1:in `<top (required)>'",
+      '0 examples, 0 failures, 1 error occurred outside of examples',
+    ]);
+  });
+
+  test('expected and actual under every label a runner prints: the actual line is never dropped', () => {
+    // rspec's eql with its diff, testify's padded labels, PHPUnit's diff header: the second
+    // line of each pair is what the code produced, and the one a fix needs.
+    const rspecEql = [
+      '  1) Dotenv::Parser parses unquoted values with spaces after seperator',
+      '     Failure/Error: expect(env("FOO= bar")).to eql("FOO" => "baz")',
+      '',
+      '       expected: {"FOO"=>"baz"}',
+      '            got: {"FOO"=>"bar"}',
+      '',
+      '       (compared using eql?)',
+      '',
+      '       Diff:',
+      '       @@ -1 +1 @@',
+      '       -"FOO" => "baz",',
+      '       +"FOO" => "bar",',
+      "     # ./spec/dotenv/parser_spec.rb:13:in `block (2 levels) in <top (required)>'",
+      '',
+      '129 examples, 1 failure',
+    ].join('\n');
+    expect(keyLines(rspecEql)).toEqual(
+      expect.arrayContaining(['expected: {"FOO"=>"baz"}', 'got: {"FOO"=>"bar"}', '129 examples, 1 failure']),
+    );
+    const testify = [
+      '--- FAIL: TestAdd (0.00s)',
+      '    add_test.go:12:',
+      '        \tError Trace:\tadd_test.go:12',
+      '        \tError:      \tNot equal: ',
+      '        \t            \texpected: 5',
+      '        \t            \tactual  : 4',
+      'FAIL',
+      'FAIL\texample.com/add\t0.003s',
+    ].join('\n');
+    expect(keyLines(testify)).toEqual(expect.arrayContaining(['expected: 5', 'actual  : 4']));
+    const phpunit = [
+      "1) Brick\\Math\\Tests\\BigIntegerTest::testOf with data set #3 (123456789, '123456780')",
+      'Failed asserting that two strings are identical.',
+      '--- Expected',
+      '+++ Actual',
+      '@@ @@',
+      "-'123456780'",
+      "+'123456789'",
+      '',
+      '/workspace/tests/AbstractTestCase.php:26',
+      '/workspace/tests/BigIntegerTest.php:32',
+      '',
+      'FAILURES!',
+      'Tests: 207, Assertions: 207, Failures: 1.',
+    ].join('\n');
+    expect(keyLines(phpunit)).toEqual([
+      "1) Brick\\Math\\Tests\\BigIntegerTest::testOf with data set #3 (123456789, '123456780')",
+      'Failed asserting that two strings are identical.',
+      '--- Expected',
+      '+++ Actual',
+      "-'123456780'",
+      "+'123456789'",
+      '/workspace/tests/AbstractTestCase.php:26',
+      '/workspace/tests/BigIntegerTest.php:32',
+      'Tests: 207, Assertions: 207, Failures: 1.',
     ]);
   });
 

@@ -72,6 +72,25 @@ const EXAMPLES: Array<[string, string]> = [
   ['Tests: 68, Assertions: 70, Failures: 8.', 'verdict'],
   ['Tests: 3746, Assertions: 8082, Errors: 4, Failures: 4, Warnings: 1.', 'verdict'],
   ['OK (68 tests, 70 assertions)', 'pass'],
+  // rspec: the verdicts, the failing line, expected and got, an error named alone, the spec's line
+  ['3 examples, 3 failures', 'verdict'],
+  ['129 examples, 1 failure', 'verdict'],
+  ['12 examples, 0 failures, 1 error occurred outside of examples', 'verdict'],
+  ['129 examples, 0 failures', 'pass'],
+  ['12 examples, 0 failures, 2 pending', 'pass'],
+  ['     Failure/Error: expect(2 + 2).to eq(5)', 'detail'],
+  ['            got: 4', 'detail'],
+  ['       expected [1, 2] to include 3', 'detail'],
+  ['     NoMethodError:', 'error'],
+  ['An error occurred while loading ./spec/load_spec.rb. - Did you mean?', 'error'],
+  ['An error occurred in a `before(:suite)` hook.', 'error'],
+  ["     # ./spec/calc_spec.rb:3:in `block (2 levels) in <top (required)>'", 'frame'],
+  // node --test's TAP: where the test is, what it compared
+  ["      location: 'file:///workspace/test/index.test.js:47:5'", 'location'],
+  ['      expected: 11', 'detail'],
+  // testify's padded label, Go's want
+  ['        \t            \tactual  : 4', 'detail'],
+  ['        want: int64', 'detail'],
   // minitest and Ruby frames (Ruby 3.1 and 3.4 quoting)
   ['112 runs, 126 assertions, 17 failures, 21 errors, 0 skips', 'verdict'],
   ['12 runs, 30 assertions, 0 failures, 1 errors, 0 skips', 'verdict'],

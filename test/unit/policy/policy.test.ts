@@ -4,6 +4,7 @@ import {
   checkConfigInvariants,
   checkImageAllowed,
   checkMounts,
+  checkProjectMount,
   INVARIANTS,
   normalizeImageRef,
   touchesEnginePath,
@@ -271,5 +272,23 @@ describe('projectBinds (the project mount)', () => {
     ]);
     expect(() => projectBinds(plugin, '/workspace', 'rw', state, who, plugin)).toThrow(/inside the plugin's own folder/);
     expect(() => projectBinds(join(root, 'a,b'), '/workspace', 'scratch', state, who, plugin)).toThrow(/comma/);
+  });
+});
+
+describe('checkProjectMount', () => {
+  test('up to project.mount; more is refused with where the limit is raised, the user’s own configuration', () => {
+    expect(checkProjectMount(undefined, 'ro')).toBe('ro');
+    expect(checkProjectMount('ro', 'scratch')).toBe('ro');
+    for (const [requested, limit] of [
+      ['scratch', 'ro'],
+      ['rw', 'scratch'],
+      ['ro', 'none'],
+    ] as const) {
+      const e = syncSandboxError(() => checkProjectMount(requested, limit));
+      expect(e).toMatchObject({ code: 'POLICY_VIOLATION', data: { rule: 'projectMount' } });
+      expect(e.message).toContain(`project.mount allows at most ${limit}`);
+      expect(e.message).toContain(`"project": { "mount": "${requested}" }`);
+      expect(e.message).toContain(`GENAICODE_DOCKER_PROJECT_MOUNT=${requested}`);
+    }
   });
 });

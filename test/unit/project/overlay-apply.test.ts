@@ -177,6 +177,34 @@ describe('OverlayApplier', () => {
     expect(readdirSync(root)).toEqual(['Makefile']);
   });
 
+  test('a file rewritten with the same bytes and mode (sed -i over every file) is no change: not rewritten, reported or held', () => {
+    const { root, up, applier } = setup(
+      { 'a.py': 'same\n', 'b.py': 'old\n', Makefile: 'all:\n', 'run.sh': 'echo\n', 'c.txt': 'c\n', 'd.txt': 'dd\n' },
+      { 'a.py': 'same\n', 'b.py': 'new\n', Makefile: 'all:\n', 'run.sh': 'echo\n', 'c.txt': 'c\n', 'd.txt': 'de\n' },
+    );
+    chmodSync(join(root, 'run.sh'), 0o755);
+    chmodSync(join(up, 'run.sh'), 0o755);
+    // Same bytes, another mode: a change.
+    chmodSync(join(up, 'c.txt'), 0o600);
+    const inode = statSync(join(root, 'a.py')).ino;
+    const r = applier.apply();
+    expect(r.changed.sort()).toEqual(['b.py', 'c.txt', 'd.txt']);
+    expect(r.held).toEqual([]);
+    expect(statSync(join(root, 'a.py')).ino).toBe(inode);
+    expect(statSync(join(root, 'c.txt')).mode & 0o777).toBe(0o600);
+    // Its upper copy hides the project's: a host edit is still written into it.
+    writeFileSync(join(root, 'a.py'), 'host fix\n');
+    expect(applier.syncHostEdits().written).toEqual(['a.py']);
+    expect(readFileSync(join(up, 'a.py'), 'utf8')).toBe('host fix\n');
+    // A held file the container really changed is still held; a link in the project is never read as the same file.
+    writeFileSync(join(up, 'Makefile'), 'all: evil\n');
+    symlinkSync('a.py', join(root, 'l.py'));
+    writeFileSync(join(up, 'l.py'), 'host fix\n');
+    const again = applier.apply();
+    expect(again.held.map((h) => h.path)).toEqual(['Makefile']);
+    expect(again.changed).toEqual(['l.py']);
+  });
+
   test('the host edits a file the container changed: written into the upper copy; changed on both sides: the host version kept', () => {
     const { root, up, applier } = setup({ 'calc.py': 'v1\n' }, { 'calc.py': 'container\n' });
     applier.apply();
