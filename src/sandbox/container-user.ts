@@ -44,10 +44,14 @@ export function containerUser(
   const ids = user?.split(':').map(Number);
   const root = ids === undefined || ids.some((n) => n === 0);
   if (root && !c.allowRootWithWritableMounts) {
+    // Root's own folders (this process is root and so is every owner): no other user may write them.
+    const rootOwned = c.user === undefined && hostUser.uid === 0 && writable.every((m) => ownerOf(m.hostPath)?.startsWith('0:'));
     throw new SandboxError(
       'POLICY_VIOLATION',
       `A writable mount with the container running as root (uid or gid 0): not allowed (${INVARIANTS.noRootWithWritableMounts}). ` +
-        'Set user to a non-root uid:gid that may write the folder (e.g. "1000:1000"), mount it read-only, or set allowRootWithWritableMounts: true if root-owned files in that folder are acceptable.',
+        (rootOwned
+          ? `The folder is root's (${writable.map((m) => m.hostPath).join(', ')}), so no other user can write it: give it to a non-root user (chown -R 1000:1000 <folder>), mount it read-only, or set allowRootWithWritableMounts: true if root-owned files in that folder are acceptable.`
+          : 'Set user to a non-root uid:gid that may write the folder (e.g. "1000:1000"), mount it read-only, or set allowRootWithWritableMounts: true if root-owned files in that folder are acceptable.'),
       { data: { rule: 'noRootWithWritableMounts' } },
     );
   }

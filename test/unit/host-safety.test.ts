@@ -154,6 +154,16 @@ describe('writable mounts: the container runs as the host user, never root witho
     expect(e.data.rule).toBe('noRootWithWritableMounts');
   });
 
+  test('root on a folder of root\u2019s: the sentence says what works (no non-root user can write it)', () => {
+    const ownedByRoot = syncSandboxError(() => containerUser(base, rw('/'), { uid: 0, gid: 0 }));
+    expect(ownedByRoot.message).toContain(
+      "The folder is root's (/), so no other user can write it: give it to a non-root user (chown -R 1000:1000 <folder>)",
+    );
+    // Another user's folder is not root's: the usual advice.
+    const other = syncSandboxError(() => containerUser({ ...base, user: '0:0' }, rw('/'), { uid: 1000, gid: 1000 }));
+    expect(other.message).toContain('Set user to a non-root uid:gid that may write the folder');
+  });
+
   test('the opt-in allows root; a numeric non-root user is always allowed', () => {
     expect(containerUser({ user: undefined, allowRootWithWritableMounts: true }, rw('/'), { uid: 0, gid: 0 })).toBe('0:0');
     expect(containerUser({ ...base, user: '1234:5678' }, rw(), { uid: 0, gid: 0 })).toBe('1234:5678');
