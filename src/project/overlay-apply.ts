@@ -22,7 +22,7 @@ import { isHostRunFolder } from './host-run-files.js';
 import { HeldRules } from './overlay-held.js';
 import { HELD_COPIES_BUDGET, saveHeldCopies, syncHostEdits, type AppliedEntries } from './overlay-back.js';
 import { isOpaque } from './overlay-xattr.js';
-import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_FLAGS, sameContent } from './overlay-fs.js';
+import { copyFd, fdPath, identity, isWhiteout, linkProblem, O_DIR_FLAGS, O_PATH_FLAGS, sameInProject } from './overlay-fs.js';
 
 /**
  * Applies what a container wrote to the upper folder of its project overlay to the project
@@ -306,8 +306,9 @@ export class OverlayApplier {
       // Rewritten with the same bytes and mode (`sed -i` over files it did not change): no
       // change to apply, hold or report. Its upper copy now hides the project's, so it is
       // tracked as applied: a later host edit is written into it.
-      if (now?.isFile() && (now.mode & 0o7777) === (st.mode & 0o7777) && now.size === st.size && sameContent(fd, path, st.size)) {
-        this.applied.set(rel, { upper: id, project: identity(now) });
+      const same = sameInProject(fd, st, this.projectRoot, rel);
+      if (same) {
+        this.applied.set(rel, { upper: id, project: identity(same) });
         return;
       }
       const why = this.rules.reason(rel, st.mode) ?? this.rules.replaced(rel);

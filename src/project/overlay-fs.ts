@@ -74,27 +74,29 @@ export function copyFd(from: number, to: number): void {
 }
 
 /**
- * Whether the project's regular file at `path` (never followed if a link) holds the same
- * bytes as the open upper file `from`, of `size` bytes: a copy the container rewrote without
- * changing it (`sed -i` over every file) is then no change.
+ * The project's regular file at `rel` when it holds the same bytes and mode as the open upper
+ * file `from` (whose stat is `upper`): a copy the container rewrote without changing it
+ * (`sed -i` over every file) is then no change. Opened through the project's folders'
+ * descriptors, none followed, so a link on the way (out of the project) is never read.
  */
-export function sameContent(from: number, path: string, size: number): boolean {
-  let fd: number;
+export function sameInProject(from: number, upper: Stats, projectRoot: string, rel: string): Stats | undefined {
+  let fd: number | undefined;
   try {
-    fd = openSync(path, O_PATH_FLAGS);
+    fd = openUnder(projectRoot, rel, O_PATH_FLAGS);
   } catch {
-    return false; // gone, or a link: not the same file, whatever it leads to
+    return undefined; // a link on the way, or not a folder: not the same file, whatever it leads to
   }
+  if (fd === undefined) return undefined;
   try {
-    if (!fstatSync(fd).isFile() || fstatSync(fd).size !== size) return false;
+    const now = fstatSync(fd);
+    if (!now.isFile() || now.size !== upper.size || (now.mode & 0o7777) !== (upper.mode & 0o7777)) return undefined;
     const a = Buffer.allocUnsafe(COPY_CHUNK);
     const b = Buffer.allocUnsafe(COPY_CHUNK);
     for (let pos = 0; ;) {
       const n = readSync(from, a, 0, COPY_CHUNK, pos);
       const m = readSync(fd, b, 0, COPY_CHUNK, pos);
-      if (n !== m) return false;
-      if (n === 0) return pos === size;
-      if (!a.subarray(0, n).equals(b.subarray(0, m))) return false;
+      if (n !== m || !a.subarray(0, n).equals(b.subarray(0, m))) return undefined;
+      if (n === 0) return pos === upper.size ? now : undefined;
       pos += n;
     }
   } finally {

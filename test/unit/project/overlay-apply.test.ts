@@ -6,9 +6,12 @@
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  closeSync,
   existsSync,
+  fstatSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -21,7 +24,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { hostRunReason } from '../../../src/project/host-run-files.js';
 import { OverlayApplier } from '../../../src/project/overlay-apply.js';
-import { linkProblem } from '../../../src/project/overlay-fs.js';
+import { linkProblem, sameInProject } from '../../../src/project/overlay-fs.js';
 import { tempDir, removeTempDirs } from '../../support/temp-dirs.js';
 
 afterAll(() => removeTempDirs());
@@ -203,6 +206,21 @@ describe('OverlayApplier', () => {
     const again = applier.apply();
     expect(again.held.map((h) => h.path)).toEqual(['Makefile']);
     expect(again.changed).toEqual(['l.py']);
+  });
+
+  test('the same-bytes check never reads through a link on the way (a folder of the project that leads out)', () => {
+    const outside = tree({ 'secret.txt': 'guess\n' });
+    const root = tree({ 'in/secret.txt': 'guess\n' });
+    symlinkSync(outside, join(root, 'out'));
+    const up = tree({ 'out/secret.txt': 'guess\n' });
+    const fd = openSync(join(up, 'out/secret.txt'), 'r');
+    try {
+      expect(sameInProject(fd, fstatSync(fd), root, 'out/secret.txt')).toBeUndefined();
+      // The same bytes in a real folder of the project are the same file.
+      expect(sameInProject(fd, fstatSync(fd), root, 'in/secret.txt')?.isFile()).toBe(true);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   test('the host edits a file the container changed: written into the upper copy; changed on both sides: the host version kept', () => {
