@@ -42,6 +42,12 @@ export class DiskWatch {
   private last: { at: number; used: number } | undefined;
   private idleMs = ACTIVE_CHECK_MS;
   private readonly commands = new Set<(used: number) => void>();
+  /**
+   * Commands that started with the layer over the limit (told to the answer before): their first
+   * look is their baseline. What it finds grown since the look before may have been written
+   * before they started (a writer's last bytes before its kill), so it never kills them.
+   */
+  private readonly baselines = new Set<(used: number) => void>();
   private notice: DiskNotice | undefined;
   /** The writer being stopped now: a command waits for it (the clean-up would kill it too). */
   stopping: Promise<void> | undefined;
@@ -83,12 +89,16 @@ export class DiskWatch {
    */
   duringCommand(onOver: (usedBytes: number) => void): () => void {
     this.commands.add(onOver);
+    if (this.over) this.baselines.add(onOver);
     // A command may write fast from its first moment: the next look comes within the active pace.
     if (!this.stopped && this.idleMs > ACTIVE_CHECK_MS) {
       this.idleMs = ACTIVE_CHECK_MS;
       this.schedule(ACTIVE_CHECK_MS);
     }
-    return () => this.commands.delete(onOver);
+    return () => {
+      this.commands.delete(onOver);
+      this.baselines.delete(onOver);
+    };
   }
 
   /** What happened between commands since the last call, once. */
@@ -132,7 +142,10 @@ export class DiskWatch {
     if (this.stopped) return;
     const grew = used !== undefined && (this.last === undefined || used > this.last.used);
     const delay = this.next(used, began);
-    if (used !== undefined) this.act(used, grew);
+    if (used !== undefined) {
+      this.act(used, grew);
+      this.baselines.clear();
+    }
     this.schedule(delay);
   }
 
@@ -156,7 +169,7 @@ export class DiskWatch {
     this.over = true;
     if (this.commands.size > 0) {
       // Only while the layer grows: a command that removes files to get under the limit runs to its end.
-      if (grew) for (const onOver of this.commands) onOver(used);
+      if (grew) for (const onOver of this.commands) if (!this.baselines.has(onOver)) onOver(used);
       return;
     }
     // Between commands: once when it passes the limit, and again while something still writes.

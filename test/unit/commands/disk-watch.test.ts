@@ -112,6 +112,34 @@ test('while a command runs: killed while the layer grows past the limit, not whi
   }
 }, 20_000);
 
+test('a command that starts over the limit is not killed for bytes written before it (a stopped writer\u2019s last ones)', async () => {
+  const { container, watch, stops, looks } = await setup();
+  watch.start();
+  try {
+    container.diskBytes = 300 * MiB;
+    await until('the writer stopped', () => stops.length === 1);
+    const seen = looks();
+    await until('a look after the stop', () => looks() > seen);
+    // Its last bytes, written between the look and the kill: seen first by the next command's first look.
+    container.diskBytes = 320 * MiB;
+    const hits: number[] = [];
+    const end = watch.duringCommand((used) => hits.push(used));
+    const first = looks();
+    await until('the command\u2019s first look', () => looks() > first);
+    expect(hits).toEqual([]);
+    container.diskBytes = 250 * MiB; // its rm
+    const second = looks();
+    await until('a look during the rm', () => looks() > second);
+    expect(hits).toEqual([]);
+    container.diskBytes = 400 * MiB; // then it writes: killed
+    await until('the command killed', () => hits.length > 0);
+    expect(hits).toEqual([400 * MiB]);
+    end();
+  } finally {
+    watch.stop();
+  }
+}, 20_000);
+
 test('a layer growing fast is looked at sooner as it nears the limit; a still one about once a second, no more', async () => {
   const { engine, container, watch } = await setup(400 * MiB);
   watch.start();
