@@ -75,6 +75,14 @@ export function mergeSameTest(fs: Failure[]): Failure[] {
   return out;
 }
 
+/**
+ * go test -v names the test whose output follows (`=== RUN`, `=== CONT`, `=== NAME`) and
+ * reports it later as `--- FAIL: name`: after its subtests, or after the tests run beside
+ * it, with other tests' starts between.
+ */
+const STARTED_TEST = /^=== (?:RUN|CONT|NAME) +(\S+)/;
+const FAILED_TEST = /^\s*--- FAIL: (\S+)/;
+
 /** Groups candidates into failures: a headline and the details, frames and locations around it. */
 export function failures(cands: Candidate[]): Failure[] {
   const out: Failure[] = [];
@@ -83,11 +91,20 @@ export function failures(cands: Candidate[]): Failure[] {
   let lastLine = -Infinity;
   /** After a test's start and before a headline: lines belong to the headline that ends it. */
   let started = false;
+  /** The test named by the last start, and the lines each named test printed, kept for its `--- FAIL`. */
+  let startedName: string | undefined;
+  const printedBy = new Map<string, Candidate[]>();
+  const keepPrinted = () => {
+    if (startedName === undefined || !pendingNext.length) return;
+    printedBy.set(startedName, [...(printedBy.get(startedName) ?? []), ...pendingNext]);
+  };
   for (const c of cands) {
     if (c.kind === 'start') {
+      if (started && !current) keepPrinted();
       current = undefined;
       pendingNext = [];
       started = true;
+      startedName = STARTED_TEST.exec(c.text)?.[1];
       continue;
     }
     // No part of a failure (a failed run with nothing better takes loose words alone; a passing one, its verdict).
@@ -113,14 +130,27 @@ export function failures(cands: Candidate[]): Failure[] {
       pendingNext = [];
       current!.parts.push({ ...c, kind: 'detail' });
     } else if (HEADLINES.has(c.kind)) {
-      // A headline takes the lines printed before it for it (a traceback), if close.
+      // A headline takes the lines printed before it for it (a traceback), if close; a
+      // test's `--- FAIL` takes what the test printed since its start, however far.
       const last = pendingNext[pendingNext.length - 1];
-      current = { head: c, parts: last && c.line - last.line <= ATTACH_GAP ? pendingNext : [] };
+      let parts = last && c.line - last.line <= ATTACH_GAP ? pendingNext : [];
+      const failed = c.kind === 'test' ? FAILED_TEST.exec(c.text)?.[1] : undefined;
+      if (failed !== undefined && started && !current) {
+        keepPrinted();
+        parts = printedBy.get(failed) ?? [];
+        startedName = undefined;
+      } else if (failed !== undefined && printedBy.has(failed)) {
+        parts = [...printedBy.get(failed)!, ...parts];
+      }
+      if (failed !== undefined) printedBy.delete(failed);
+      current = { head: c, parts };
       pendingNext = [];
       started = false;
       out.push(current);
     } else if (c.attach === 'next' || (started && !current)) {
-      if (pendingNext.length && c.line - pendingNext[pendingNext.length - 1]!.line > ATTACH_GAP) pendingNext = [];
+      // Under a named start every line is the test's; elsewhere only those close to the next one.
+      const named = started && !current && startedName !== undefined;
+      if (!named && pendingNext.length && c.line - pendingNext[pendingNext.length - 1]!.line > ATTACH_GAP) pendingNext = [];
       pendingNext.push(c);
     } else if (current && (c.line - lastLine <= ATTACH_GAP || (FAR_PARTS.has(c.kind) && c.line - lastLine <= FAR_GAP))) {
       current.parts.push(c);

@@ -60,6 +60,47 @@ describe('key lines of test runners', () => {
     ]);
   });
 
+  test('go test -v: a subtest’s t.Errorf line, printed before its siblings start, belongs to its --- FAIL below them', () => {
+    const out = [
+      '=== RUN   TestValidate',
+      '=== RUN   TestValidate/Valid_UUID',
+      '=== RUN   TestValidate/Invalid_Length',
+      '    uuid_test.go:631: Validate("123") = invalid UUID length: 3, want invalid UUID length: 4',
+      '=== RUN   TestValidate/Invalid_URN_Prefix',
+      '=== RUN   TestValidate/Invalid_Brackets',
+      '--- FAIL: TestValidate (0.00s)',
+      '    --- PASS: TestValidate/Valid_UUID (0.00s)',
+      '    --- FAIL: TestValidate/Invalid_Length (0.00s)',
+      '    --- PASS: TestValidate/Invalid_URN_Prefix (0.00s)',
+      '    --- PASS: TestValidate/Invalid_Brackets (0.00s)',
+      '=== RUN   TestVersion',
+      '--- PASS: TestVersion (0.00s)',
+      'FAIL',
+      'FAIL\tgithub.com/google/uuid\t1.178s',
+      'FAIL',
+    ].join('\n');
+    // In the output's order: the subtest's line was printed before its parent's report.
+    expect(keyLines(out)).toEqual([
+      'uuid_test.go:631: Validate("123") = invalid UUID length: 3, want invalid UUID length: 4',
+      '--- FAIL: TestValidate (0.00s)',
+      '--- FAIL: TestValidate/Invalid_Length (0.00s)',
+      'FAIL\tgithub.com/google/uuid\t1.178s',
+    ]);
+  });
+
+  test('go test -v: a test’s lines far above its --- FAIL (a value it printed between) are still its own', () => {
+    const out = [
+      '=== RUN   TestTable',
+      '    table_test.go:20: case 1: got 3, want 4',
+      '    table_test.go:24: the table:',
+      ...Array.from({ length: 12 }, (_, i) => `        {in: ${i}, want: ${i + 1}},`),
+      '--- FAIL: TestTable (0.00s)',
+      'FAIL',
+      'FAIL\texample.com/table\t0.004s',
+    ].join('\n');
+    expect(keyLines(out)).toContain('table_test.go:20: case 1: got 3, want 4');
+  });
+
   test('go test: a panic keeps the project’s frames (the innermost and the test’s), not the runtime’s', () => {
     const out = [
       '--- FAIL: TestJSON (0.00s)',
