@@ -70,6 +70,11 @@ export const LINE_RULES: readonly LineRule[] = [
     re: /^\d+ examples?, ([1-9]\d* failures?|\d+ failures?(, \d+ pending)?, [1-9]\d* errors? occurred outside of examples)\b/,
   },
   { family: 'minitest', kind: 'verdict', re: /^\d+ runs, \d+ assertions, (\d+ failures, [1-9]\d* errors|[1-9]\d* failures, \d+ errors)\b/ },
+  {
+    family: 'test-unit',
+    kind: 'verdict',
+    re: /^\d+ tests, \d+ assertions, (\d+ failures, [1-9]\d* errors|[1-9]\d* failures, \d+ errors)\b/,
+  },
   { family: 'ctest', kind: 'verdict', re: /^The following tests FAILED:$/ },
   { family: 'googletest', kind: 'verdict', re: /^\s*\d+ FAILED TESTS?$/ },
   {
@@ -97,6 +102,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'phpunit/unittest', kind: 'pass', re: /^OK \(\d+ tests?, \d+ assertions?\)$|^OK( \((skipped|expected failures)=\d+.*\))?$/ },
   { family: 'rspec', kind: 'pass', re: /^\d+ examples?, 0 failures(, \d+ pending)?$/ },
   { family: 'minitest', kind: 'pass', re: /^\d+ runs, \d+ assertions, 0 failures, 0 errors\b/ },
+  { family: 'test-unit', kind: 'pass', re: /^\d+ tests, \d+ assertions, 0 failures, 0 errors\b/ },
   { family: 'googletest', kind: 'pass', re: /^\[ {2}PASSED {2}\] \d+ tests?\.$/ },
   { family: 'maven surefire', kind: 'pass', re: /^(\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0\b(?!.*\bTime elapsed)/ },
   { family: 'jest/node', kind: 'pass', re: /^Tests:\s+\d+ passed, \d+ total$|^ℹ pass \d+$/ },
@@ -113,6 +119,8 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'go test', kind: 'test', re: /^\s*--- FAIL: / },
   { family: 'mocha', kind: 'test', re: /^\s+\d+\) \S/, title: 4 },
   { family: 'phpunit', kind: 'test', re: /^\d+\) [\w\\]+::\w/ },
+  // Ruby's test-unit: `Failure: test_x(TestClass)`, `Error: test_x(TestClass): NameError: ...`.
+  { family: 'test-unit', kind: 'test', re: /^(Failure|Error): \S+\([\w:]+\)(:|$)/ },
   { family: 'unity (C)', kind: 'test', re: new RegExp(String.raw`^${FILE_LINE}:\w+:FAIL\b`) },
   { family: 'googletest', kind: 'test', re: /^\[ {2}FAILED {2}\] (?!\d+ tests?,)\S/ },
   { family: 'node --test (spec)', kind: 'test', re: /^\s*✖ (?!failing tests:)\S/ },
@@ -186,6 +194,8 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'pytest', kind: 'detail', re: /^E\s+\S|^>\s{2,}\S/ },
   { family: 'go test', kind: 'detail', re: /^\s+[\w.-]+\.go:\d+: \S/ },
   { family: 'phpunit', kind: 'detail', re: /^\s*Failed asserting that / },
+  // test-unit's assert_equal: `<1> expected but was`, then the actual value alone, in angle brackets.
+  { family: 'test-unit', kind: 'detail', re: /^<.{0,300}> expected but was$|^<.{0,300}>$/ },
   // Which side of the diff below is which.
   { family: 'phpunit', kind: 'detail', re: /^--- Expected$|^\+\+\+ Actual$/ },
   {

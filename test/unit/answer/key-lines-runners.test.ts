@@ -101,6 +101,44 @@ describe('key lines of test runners', () => {
     expect(keyLines(out)).toContain('table_test.go:20: case 1: got 3, want 4');
   });
 
+  test('test-unit (Ruby): each Failure or Error with its location, what it expected and what it got, and the verdict', () => {
+    const out = [
+      '    test_broken:\t\t\t\t\tE',
+      '===============================================================================',
+      'Error: test_broken(TestRakeFileList):',
+      "  NoMethodError: undefined method `no_such_method' for []:Rake::FileList",
+      "/workspace/test/test_rake_file_list.rb:46:in `test_broken'",
+      '===============================================================================',
+      ': (0.002817)',
+      '    test_create_with_args:\t\t\t\tF',
+      '===============================================================================',
+      'Failure: test_create_with_args(TestRakeFileList)',
+      "/workspace/test/test_rake_file_list.rb:51:in `test_create_with_args'",
+      '     50:     fl = FileList.new("*.c", "x")',
+      '  => 51:     assert_equal ["abc.c", "x.c", "xyz.c", "y"].sort,',
+      '     52:       fl.sort',
+      '<["abc.c", "x.c", "xyz.c", "y"]> expected but was',
+      '<["abc.c", "x", "x.c", "xyz.c"]>',
+      '===============================================================================',
+      ': (0.001721)',
+      ...Array.from({ length: 30 }, (_, i) => `    test_more_${i}:\t\t\t\t.: (0.001)`),
+      'Finished in 0.927064785 seconds.',
+      '-------------------------------------------------------------------------------',
+      '120 tests, 314 assertions, 1 failures, 1 errors, 0 pendings, 0 omissions, 0 notifications',
+      '98.3333% passed',
+    ].join('\n');
+    expect(keyLines(out)).toEqual([
+      'Error: test_broken(TestRakeFileList):',
+      "NoMethodError: undefined method `no_such_method' for []:Rake::FileList",
+      "/workspace/test/test_rake_file_list.rb:46:in `test_broken'",
+      'Failure: test_create_with_args(TestRakeFileList)',
+      "/workspace/test/test_rake_file_list.rb:51:in `test_create_with_args'",
+      '<["abc.c", "x.c", "xyz.c", "y"]> expected but was',
+      '<["abc.c", "x", "x.c", "xyz.c"]>',
+      '120 tests, 314 assertions, 1 failures, 1 errors, 0 pendings, 0 omissions, 0 notifications',
+    ]);
+  });
+
   test('go test: a panic keeps the project’s frames (the innermost and the test’s), not the runtime’s', () => {
     const out = [
       '--- FAIL: TestJSON (0.00s)',
