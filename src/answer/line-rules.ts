@@ -76,6 +76,8 @@ export const LINE_RULES: readonly LineRule[] = [
     re: /^\d+ tests, \d+ assertions, (\d+ failures, [1-9]\d* errors|[1-9]\d* failures, \d+ errors)\b/,
   },
   { family: 'ctest', kind: 'verdict', re: /^The following tests FAILED:$/ },
+  // The JUnit Platform console launcher's closing table.
+  { family: 'junit console', kind: 'verdict', re: /^\[\s*[1-9]\d* (tests|containers) failed\s*\]$/ },
   { family: 'googletest', kind: 'verdict', re: /^\s*\d+ FAILED TESTS?$/ },
   {
     family: 'maven surefire',
@@ -103,6 +105,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'rspec', kind: 'pass', re: /^\d+ examples?, 0 failures(, \d+ pending)?$/ },
   { family: 'minitest', kind: 'pass', re: /^\d+ runs, \d+ assertions, 0 failures, 0 errors\b/ },
   { family: 'test-unit', kind: 'pass', re: /^\d+ tests, \d+ assertions, 0 failures, 0 errors\b/ },
+  { family: 'junit console', kind: 'pass', re: /^\[\s*0 tests failed\s*\]$/ },
   { family: 'googletest', kind: 'pass', re: /^\[ {2}PASSED {2}\] \d+ tests?\.$/ },
   { family: 'maven surefire', kind: 'pass', re: /^(\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0\b(?!.*\bTime elapsed)/ },
   { family: 'jest/node', kind: 'pass', re: /^Tests:\s+\d+ passed, \d+ total$|^ℹ pass \d+$/ },
@@ -121,6 +124,8 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'phpunit', kind: 'test', re: /^\d+\) [\w\\]+::\w/ },
   // Ruby's test-unit: `Failure: test_x(TestClass)`, `Error: test_x(TestClass): NameError: ...`.
   { family: 'test-unit', kind: 'test', re: /^(Failure|Error): \S+\([\w:]+\)(:|$)/ },
+  // The JUnit Platform console launcher's `Failures (N):` list: `  JUnit Jupiter:UtilTest:testX()`.
+  { family: 'junit console', kind: 'test', re: /^\s*JUnit [A-Z][\w ]{0,40}:\S/ },
   { family: 'unity (C)', kind: 'test', re: new RegExp(String.raw`^${FILE_LINE}:\w+:FAIL\b`) },
   { family: 'googletest', kind: 'test', re: /^\[ {2}FAILED {2}\] (?!\d+ tests?,)\S/ },
   { family: 'node --test (spec)', kind: 'test', re: /^\s*✖ (?!failing tests:)\S/ },
@@ -145,6 +150,8 @@ export const LINE_RULES: readonly LineRule[] = [
     re: /^\s*(Uncaught )?([\w$]+\.)*([A-Z][\w$]*(Error|Exception|Failure|Exit)|Error|Exception)\b( \[\w+\])?(: |:?$)/,
   },
   { family: 'java', kind: 'error', re: /^Exception in thread "|^Caused by: / },
+  // The console launcher's exception under a failed test: `    => org.opentest4j.AssertionFailedError: ...`.
+  { family: 'junit console', kind: 'error', re: /^\s+=> ([\w$]+\.)*[A-Z][\w$]*(Error|Exception|Failure)\b/ },
   // rspec: a spec file that did not load, a suite hook that failed (no example ran).
   { family: 'rspec', kind: 'error', re: /^An error occurred (while loading \S|in a `(before|after)\(:(suite|context|all)\)` hook)/ },
   {
@@ -230,6 +237,12 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'javascript', kind: 'frame', re: /^\s*at (?:[^()]{1,300} \()?[^\s()]+:\d+:\d+\)?$/ },
   { family: 'node test (TAP stack)', kind: 'frame', re: /^\s+(async )?[\w$.<>]+( \[as \w+\])? \((\/|node:)[^()\s]+:\d+:\d+\)$/ },
   { family: 'java', kind: 'frame', re: /^\s*at [\w$.<>/]+\([\w$]+\.\w+:\d+\)$/ },
+  // The console launcher prints a stack's frames without `at`.
+  {
+    family: 'junit console',
+    kind: 'frame',
+    re: /^\s+([\w.]+\/)?[\w$]+(\.[\w$<>]+)+\(([\w$]+\.(java|kt|scala|groovy):\d+|Native Method)\)$/,
+  },
   { family: 'ruby', kind: 'frame', re: /^\s*(# |from )?[^\s:]+\.rb:\d+:in [`'][^'\n]{1,300}'$/ },
   // A goroutine's frame: the function (a module's: its path has a dot), then its file on a tab-indented line.
   { family: 'go', kind: 'frame', re: /^\t\S+\.go:\d+( \+0x[0-9a-f]+)?$|^[\w-]+\.[\w.-]+\/\S*\.[\w*()]+\(.*\)$/ },
@@ -255,7 +268,7 @@ export const LINE_RULES: readonly LineRule[] = [
 
 /** Frames in a runtime, a standard library or a dependency: not where a developer fixes things. */
 const LIBRARY_FRAME =
-  /\(node:|node:internal|node_modules|vgpreload|\/usr\/local\/go\/|\/go\/pkg\/mod\/|\/lib\/ruby\/|\/gems\/|<internal:|\/vendor\/|\/usr\/libexec\/valgrind|\(internal\/|\(<anonymous>\)|\/usr\/(lib|include|share)\/|\/lib\/python\d|site-packages|dist-packages|<frozen |java\.base\/|jdk\.internal|\bat (java|javax|jdk|sun)\.|\/rustc\/|\.cargo\/registry|\/libc\.so|libasan|libc_start|_start\b|\?\?:/;
+  /\(node:|node:internal|node_modules|vgpreload|\/usr\/local\/go\/|\/go\/pkg\/mod\/|\/lib\/ruby\/|\/gems\/|<internal:|\/vendor\/|\/usr\/libexec\/valgrind|\(internal\/|\(<anonymous>\)|\/usr\/(lib|include|share)\/|\/lib\/python\d|site-packages|dist-packages|<frozen |java\.base\/|jdk\.internal|\bat (java|javax|jdk|sun)\.|^\s*(at )?(java|javax|jdk|sun|org\.junit|junit\.framework|org\.opentest4j|org\.hamcrest|org\.assertj)\.[\w$.<>]+\(|\/rustc\/|\.cargo\/registry|\/libc\.so|libasan|libc_start|_start\b|\?\?:/;
 
 /** Boilerplate around errors that says nothing itself (maven's and npm's footers, usage text). */
 const NOISE =

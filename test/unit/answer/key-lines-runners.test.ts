@@ -139,6 +139,44 @@ describe('key lines of test runners', () => {
     ]);
   });
 
+  test('JUnit console launcher: each entry of its Failures list with the exception and the test’s own frame, and its table’s failed count', () => {
+    const out = [
+      '│  ├─ testStripLeadingAndTrailingQuotes() ✘ expected: <fooo> but was: <foo>',
+      ...Array.from({ length: 20 }, (_, i) => `│  ├─ testOther${i}() ✔`),
+      'Failures (2):',
+      '  JUnit Jupiter:UtilTest:testStripLeadingAndTrailingQuotes()',
+      "    MethodSource [className = 'org.apache.commons.cli.UtilTest', methodName = 'testStripLeadingAndTrailingQuotes', methodParameterTypes = '']",
+      '    => org.opentest4j.AssertionFailedError: expected: <fooo> but was: <foo>',
+      '       org.junit.jupiter.api.AssertionFailureBuilder.build(AssertionFailureBuilder.java:151)',
+      '       org.junit.jupiter.api.AssertEquals.failNotEqual(AssertEquals.java:197)',
+      '       org.junit.jupiter.api.Assertions.assertEquals(Assertions.java:1142)',
+      '       org.apache.commons.cli.UtilTest.testStripLeadingAndTrailingQuotes(UtilTest.java:31)',
+      '       java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)',
+      '       [...]',
+      '  JUnit Jupiter:OptionGroupTest:testNoOptionsExtraArgs()',
+      "    MethodSource [className = 'org.apache.commons.cli.OptionGroupTest', methodName = 'testNoOptionsExtraArgs', methodParameterTypes = '']",
+      '    => java.lang.NullPointerException: Cannot invoke "String.length()" because "s" is null',
+      '       org.apache.commons.cli.Util.stripLeadingHyphens(Util.java:64)',
+      '       org.apache.commons.cli.OptionGroupTest.testNoOptionsExtraArgs(OptionGroupTest.java:85)',
+      '       java.base/java.util.ArrayList.forEach(ArrayList.java:1511)',
+      '       [...]',
+      '',
+      'Test run finished after 2366 ms',
+      '[       745 tests successful      ]',
+      '[         2 tests failed          ]',
+    ].join('\n');
+    expect(keyLines(out)).toEqual([
+      'JUnit Jupiter:UtilTest:testStripLeadingAndTrailingQuotes()',
+      '=> org.opentest4j.AssertionFailedError: expected: <fooo> but was: <foo>',
+      'org.apache.commons.cli.UtilTest.testStripLeadingAndTrailingQuotes(UtilTest.java:31)',
+      'JUnit Jupiter:OptionGroupTest:testNoOptionsExtraArgs()',
+      '=> java.lang.NullPointerException: Cannot invoke "String.length()" because "s" is null',
+      'org.apache.commons.cli.Util.stripLeadingHyphens(Util.java:64)',
+      'org.apache.commons.cli.OptionGroupTest.testNoOptionsExtraArgs(OptionGroupTest.java:85)',
+      '[         2 tests failed          ]',
+    ]);
+  });
+
   test('go test: a panic keeps the project’s frames (the innermost and the test’s), not the runtime’s', () => {
     const out = [
       '--- FAIL: TestJSON (0.00s)',

@@ -160,6 +160,16 @@ describe('classifyLine', () => {
     expect(classifyLine('  File "/usr/lib/python3.11/json/decoder.py", line 337, in decode')?.library).toBe(true);
     expect(classifyLine('    at Module._compile (node:internal/modules/cjs/loader:1256:14)')?.library).toBe(true);
     expect(classifyLine('\tat java.base/java.lang.Integer.parseInt(Integer.java:652)')?.library).toBe(true);
+    // Frames printed without `at` (the JUnit console launcher), and the test framework's own.
+    expect(classifyLine('       java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)')?.library).toBe(true);
+    expect(classifyLine('       org.junit.jupiter.api.Assertions.assertEquals(Assertions.java:1142)')?.library).toBe(true);
+    expect(classifyLine('\tat org.junit.Assert.assertEquals(Assert.java:146)')?.library).toBe(true);
+    expect(classifyLine('       org.apache.commons.cli.UtilTest.testQuotes(UtilTest.java:31)')).toMatchObject({
+      kind: 'frame',
+      library: false,
+    });
+    // An exception's own line is never a library's, whatever its package.
+    expect(classifyLine('java.lang.AssertionError: expected:<3> but was:<4>')?.library).toBe(false);
     expect(classifyLine('    at money (/app/lib/format.js:6:29)')?.library).toBe(false);
   });
 
