@@ -201,6 +201,12 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'pytest', kind: 'detail', re: /^E\s+\S|^>\s{2,}\S/ },
   { family: 'go test', kind: 'detail', re: /^\s+[\w.-]+\.go:\d+: \S/ },
   { family: 'phpunit', kind: 'detail', re: /^\s*Failed asserting that / },
+  // Ruby's assert_raises (minitest, test-unit): nothing raised, or another exception (its class and message below).
+  {
+    family: 'minitest/test-unit',
+    kind: 'detail',
+    re: /^\S.{0,300} expected but nothing was raised\.$|^<[\w:]+> exception (was )?expected but none was thrown\.$|^\S.{0,300} exception expected, not$|^(Class|Message): <.{0,300}>$/,
+  },
   // test-unit's assert_equal: `<1> expected but was`, then the actual value alone, in angle brackets.
   { family: 'test-unit', kind: 'detail', re: /^<.{0,300}> expected but was$|^<.{0,300}>$/ },
   // Which side of the diff below is which.

@@ -177,6 +177,36 @@ describe('key lines of test runners', () => {
     ]);
   });
 
+  test('minitest: an assert_raises that saw nothing raised, or another exception, keeps what it expected and what came', () => {
+    const out = [
+      'Run options: --seed 18942',
+      '',
+      '# Running:',
+      '',
+      ...Array.from({ length: 30 }, (_, i) => `WarningTest#test_other_${i} = 0.00 s = .`),
+      '',
+      '  1) Failure:',
+      'WarningTest#test_warning_process_block_return_raise [test/test_warning.rb:620]:',
+      'RuntimeError expected but nothing was raised.',
+      '',
+      '  2) Failure:',
+      'WarningTest#test_warning_raise_other [test/test_warning.rb:640]:',
+      '[RuntimeError] exception expected, not',
+      'Class: <ArgumentError>',
+      'Message: <"wrong number of arguments (given 1, expected 0)">',
+      '---Backtrace---',
+      "test/test_warning.rb:641:in `block in test_warning_raise_other'",
+      '---------------',
+      '',
+      '31 runs, 115 assertions, 2 failures, 0 errors, 0 skips',
+    ].join('\n');
+    const key = keyLines(out);
+    expect(key).toContain('RuntimeError expected but nothing was raised.');
+    expect(key).toContain('[RuntimeError] exception expected, not');
+    expect(key).toContain('Class: <ArgumentError>');
+    expect(key).toContain('Message: <"wrong number of arguments (given 1, expected 0)">');
+  });
+
   test('go test: a panic keeps the project’s frames (the innermost and the test’s), not the runtime’s', () => {
     const out = [
       '--- FAIL: TestJSON (0.00s)',
