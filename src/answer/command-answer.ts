@@ -211,7 +211,9 @@ function withCapturedKeyLines(fromLog: string[], fromCaptured: string[], logCand
 
 /** A summary without a model: the size, and the last lines (the first ones too when no key line says more). */
 export function extractiveSummary(r: Pick<ExecResult, 'stdout' | 'stderr' | 'bytes' | 'lines'>, key: readonly string[] = []): string {
+  // Without colour codes, as the output and the key lines are given (the summary quotes lines of both).
   const lines = combinedOutput(r)
+    .replace(ANSI_ESCAPE, '')
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && l !== '[stderr]' && !l.startsWith('[... ') && !key.includes(clipLine(l)));

@@ -230,6 +230,21 @@ describe('extractiveSummary', () => {
   });
 });
 
+describe('extractiveSummary of coloured output', () => {
+  test('quotes its lines without colour codes (the JUnit console launcher colours its tree even without a terminal)', () => {
+    const tree = [
+      '\x1b[36m╷\x1b[0m',
+      '\x1b[36m├─\x1b[0m \x1b[36mJUnit Platform Suite\x1b[0m \x1b[32m✔\x1b[0m',
+      '\x1b[36m├─\x1b[0m \x1b[36mJUnit Jupiter\x1b[0m \x1b[32m✔\x1b[0m',
+      ...Array.from({ length: 40 }, (_, i) => `\x1b[36m│  ├─\x1b[0m \x1b[34mtestCase${i}()\x1b[0m \x1b[32m✔\x1b[0m`),
+    ].join('\n');
+    const s = extractiveSummary(execResult(`${tree}\n`));
+    expect(s).not.toContain('\x1b');
+    expect(s).toContain('First lines:\n╷\n├─ JUnit Platform Suite ✔');
+    expect(s.trimEnd().endsWith('│  ├─ testCase39() ✔')).toBe(true);
+  });
+});
+
 describe('buildCommandAnswer', () => {
   test('short output goes whole as `output`, with no summarizer call and no field that states a default', async () => {
     const { summarizer, inputs } = recordingSummarizer();
