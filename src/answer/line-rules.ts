@@ -105,7 +105,7 @@ export const LINE_RULES: readonly LineRule[] = [
   { family: 'rspec', kind: 'pass', re: /^\d+ examples?, 0 failures(, \d+ pending)?$/ },
   { family: 'minitest', kind: 'pass', re: /^\d+ runs, \d+ assertions, 0 failures, 0 errors\b/ },
   { family: 'test-unit', kind: 'pass', re: /^\d+ tests, \d+ assertions, 0 failures, 0 errors\b/ },
-  { family: 'junit console', kind: 'pass', re: /^\[\s*0 tests failed\s*\]$/ },
+  { family: 'junit console', kind: 'pass', re: /^\[\s*\d+ tests successful\s*\]$/ },
   { family: 'googletest', kind: 'pass', re: /^\[ {2}PASSED {2}\] \d+ tests?\.$/ },
   { family: 'maven surefire', kind: 'pass', re: /^(\[INFO\] )?Tests run: \d+, Failures: 0, Errors: 0\b(?!.*\bTime elapsed)/ },
   { family: 'jest/node', kind: 'pass', re: /^Tests:\s+\d+ passed, \d+ total$|^ℹ pass \d+$/ },

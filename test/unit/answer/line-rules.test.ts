@@ -130,6 +130,19 @@ const EXAMPLES: Array<[string, string]> = [
   ['[INFO] Tests run: 12, Failures: 0, Errors: 0, Skipped: 0', 'pass'],
   ['[ERROR]   MoneyTest.testAdd:12 expected:<3> but was:<4>', 'error'],
   ['java.lang.AssertionError: expected:<3> but was:<4>', 'error'],
+  // The JUnit console launcher's closing table: how many passed (a passing run's last word), how many failed.
+  ['[       745 tests successful      ]', 'pass'],
+  // Ruby's test-unit
+  ['Failure: test_create(TestRakeFileList)', 'test'],
+  ['Error: test_broken(TestRakeFileList):', 'test'],
+  ['Failure: test_c(U): <RuntimeError> exception was expected but none was thrown.', 'test'],
+  ['<1> expected but was', 'detail'],
+  ['120 tests, 314 assertions, 1 failures, 1 errors, 0 pendings, 0 omissions, 0 notifications', 'verdict'],
+  ['67 tests, 222 assertions, 0 failures, 0 errors, 0 pendings, 0 omissions, 0 notifications', 'pass'],
+  ['[         2 tests failed          ]', 'verdict'],
+  ['[         1 containers failed     ]', 'verdict'],
+  ['  JUnit Jupiter:UtilTest:testStripLeadingAndTrailingQuotes()', 'test'],
+  ['    => org.opentest4j.AssertionFailedError: expected: <fooo> but was: <foo>', 'error'],
   ['	at com.example.MoneyTest.testAdd(MoneyTest.java:12)', 'frame'],
 ];
 
