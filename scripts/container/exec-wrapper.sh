@@ -20,11 +20,10 @@ printf '\036%s:%s:%s\036' "$$" "$o" "$p" >&2
 rc=$?
 # Whatever the command left running in its group (`cmd &` without setsid) is stopped, so
 # a finished command leaves nothing behind that keeps its output open or fills the process
-# limit: SIGTERM to each member (the wrapper ignores it), then SIGKILL, until /proc shows
-# none. Daemons started with setsid are left alone on purpose: a child that is starting one
-# (`setsid d &` as the command's last word) is still in the group for a moment after its
-# fork, so a round that finds members first waits 0.2 s for such children to leave it.
+# limit: SIGTERM to the group (the wrapper ignores it), then to each member left, then
+# SIGKILL, until /proc shows none. Daemons started with setsid are left alone on purpose.
 trap '' TERM
+kill -s TERM 0 2>/dev/null
 n=0
 while [ "$n" -lt 40 ]; do
   left=""
@@ -40,10 +39,6 @@ while [ "$n" -lt 40 ]; do
   done
   [ -z "$left" ] && break
   n=$((n + 1))
-  if [ "$n" -eq 1 ]; then
-    sleep 0.2 2>/dev/null
-    continue
-  fi
   # shellcheck disable=SC2086 # a list of pids
   if [ "$n" -gt 20 ]; then kill -s KILL $left 2>/dev/null; else kill -s TERM $left 2>/dev/null; fi
 done

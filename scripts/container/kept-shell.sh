@@ -98,8 +98,7 @@ while IFS= read -r __kline; do
   __krc=$?
   # What the command left running in this shell's process group (`cmd &` without setsid) is
   # stopped, as exec-wrapper.sh does after a command: this shell is the only member that
-  # stays. Daemons started with setsid are left alone on purpose; the first round that finds
-  # members waits 0.2 s for a child starting one to leave the group (exec-wrapper.sh).
+  # stays. Daemons started with setsid are left alone on purpose.
   __ki=0
   while [ "$__ki" -lt 40 ]; do
     __kleft=
@@ -118,10 +117,6 @@ while IFS= read -r __kline; do
     done
     [ -z "$__kleft" ] && break
     __ki=$((__ki + 1))
-    if [ "$__ki" -eq 1 ]; then
-      sleep 0.2 2>/dev/null
-      continue
-    fi
     # shellcheck disable=SC2086 # a list of pids
     if [ "$__ki" -gt 20 ]; then kill -s KILL $__kleft 2>/dev/null; else kill -s TERM $__kleft 2>/dev/null; fi
   done

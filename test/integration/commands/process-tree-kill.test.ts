@@ -436,28 +436,3 @@ test.concurrent(
   },
   60_000,
 );
-
-test.concurrent.each([
-  ['in the kept shell', (n: number): string => `setsid sleep ${n} &`],
-  ['in an exec of its own (argv)', (n: number): string[] => ['sh', '-c', `setsid sleep ${n} >/dev/null 2>&1 &`]],
-])(
-  "a daemon started with setsid as the command's last word outlives the command (%s); a plain `sleep &` does not",
-  async (_where, command) => {
-    await withManager(async (manager) => {
-      const sb = await manager.start({ ttlSeconds: TTL });
-      // Right after its fork the daemon is still in the command's group, and the command ends at once:
-      // the end's clean-up must give it the moment it needs to leave. Ten in a row, so luck cannot pass it.
-      for (let i = 0; i < 10; i++) expect((await sb.exec(command(1100 + i))).exitCode).toBe(0);
-      expect((await sb.exec('sleep 1120 &')).exitCode).toBe(0);
-      const procs = await busyboxProcesses(sb);
-      expect(
-        procs
-          .filter((p) => /^sleep 110\d$/.test(p.args))
-          .map((p) => p.args)
-          .sort(),
-      ).toEqual(Array.from({ length: 10 }, (_, i) => `sleep ${1100 + i}`));
-      expect(procs.filter((p) => p.args === 'sleep 1120')).toEqual([]);
-    });
-  },
-  60_000,
-);
