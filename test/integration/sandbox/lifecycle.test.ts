@@ -51,12 +51,18 @@ describe('stop() is idempotent', () => {
         await dockerOk(['rm', '-f', sb.id]);
         expect(await inspectContainer(sb.id)).toBeUndefined();
         // A command now reports the container as gone, as a SandboxError, not a raw engine error.
+        // (Where the engine ends the kept shell's stream only after the removal returned, as Podman
+        // can under load, the command was sent to the shell first: its answer says the container was
+        // removed under it, and the next command is refused.)
         let caught: unknown;
+        let answer: Awaited<ReturnType<typeof sb.exec>> | undefined;
         try {
-          await sb.exec('echo hi');
+          answer = await sb.exec('echo hi');
+          caught = await sb.exec('echo again').catch((e: unknown) => e);
         } catch (e) {
           caught = e;
         }
+        if (answer) expect(answer.reason).toMatch(/^the container (was removed|stopped) while the command ran/);
         expect(caught).toBeInstanceOf(SandboxError);
         expect((caught as SandboxError).code).toBe('CONTAINER_NOT_FOUND');
         await expect(sb.stop()).resolves.toBeUndefined();
