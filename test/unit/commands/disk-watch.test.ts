@@ -140,6 +140,28 @@ test('a command that starts over the limit is not killed for bytes written befor
   }
 }, 20_000);
 
+test('a stopped writer\u2019s last bytes, seen by a later look between commands, are not told a second time', async () => {
+  const engine = new TimedEngine({ images: ['alpine:3.20'] });
+  const id = await containerOn(engine);
+  const container = engine.containers.get(id)!;
+  const reports = ['gone 2', 'gone 0'];
+  const watch = new DiskWatch(engine, id, 100 * MiB, async () => reports.shift() ?? 'gone 0');
+  const looks = () => engine.callsOf('diskUsage').length;
+  watch.start();
+  try {
+    container.diskBytes = 300 * MiB;
+    await until('the writer stopped', () => reports.length === 1);
+    await until('the notice', () => watch.takeNotice() !== undefined);
+    container.diskBytes = 320 * MiB; // written between the look and the kill
+    await until('the second stop (nothing left)', () => reports.length === 0);
+    const seen = looks();
+    await until('a look after it', () => looks() > seen);
+    expect(watch.takeNotice()).toBeUndefined();
+  } finally {
+    watch.stop();
+  }
+}, 20_000);
+
 test('a layer growing fast is looked at sooner as it nears the limit; a still one about once a second, no more', async () => {
   const { engine, container, watch } = await setup(400 * MiB);
   watch.start();
