@@ -177,9 +177,9 @@ export class DiskWatch {
     // Decided and begun in one step: a command that starts now waits for it (`stopping`).
     this.stopping = this.stopWriter().then(
       (killReport) => {
-        // Grown again but nothing left to stop: the last bytes of a writer already stopped and
-        // told, seen by this look. Not told twice.
-        if (first || killReport.trim() !== 'gone 0') this.notice = { usedBytes: used, killReport };
+        // Nothing left to stop: bytes of a command that has ended (its own answer tells its
+        // excess) or a writer's last ones, already told, seen late by this look. Not told again.
+        if (killReport.trim() !== 'gone 0') this.notice = { usedBytes: used, killReport };
       },
       (e: unknown) => {
         this.notice = {
