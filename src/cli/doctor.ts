@@ -55,6 +55,7 @@ export function engineReach(
   conn: EngineConnection,
   kind: EngineInfo['kind'],
   host: Partial<Pick<EngineInfo, 'rootless' | 'cgroupVersion'>> = {},
+  withoutLimits = false,
 ): string {
   if (conn.kind === 'tcp') {
     const how =
@@ -70,10 +71,13 @@ export function engineReach(
     return `remote engine (${how}): project and host mounts are refused (its paths are its own machine's); files go in through the file actions`;
   }
   const local = `local engine on the socket ${t(conn.socketPath)}`;
+  const rootlessPodman =
+    "containers get keep-id (the engine's user is the same uid inside); every project mount works, 'rw' and 'scratch' for the engine's own user";
   if (host.rootless && host.cgroupVersion === '1')
-    return `${local}, rootless on cgroups v1: it cannot enforce memory, CPU and process limits there, so every start is refused (use cgroups v2 or a rootful engine)`;
-  if (host.rootless && kind === 'podman')
-    return `${local} (rootless Podman): containers get keep-id (the engine's user is the same uid inside); 'ro' project mounts work; 'rw' and 'scratch' are refused (its volumes are mounted in its own user namespace)`;
+    return withoutLimits
+      ? `${local}, rootless on cgroups v1: containers start WITHOUT memory, CPU and process limits (engine.rootlessWithoutLimits)${kind === 'podman' ? `; ${rootlessPodman}` : ''}`
+      : `${local}, rootless on cgroups v1: it cannot enforce memory, CPU and process limits there, so every start is refused (use cgroups v2 or a rootful engine, or accept that with engine.rootlessWithoutLimits)`;
+  if (host.rootless && kind === 'podman') return `${local} (rootless Podman): ${rootlessPodman}`;
   return kind === 'podman'
     ? process.getuid?.() === 0
       ? `${local} (Podman): every project mount works ('rw' and 'scratch' through a named overlay volume of its own API, removed with the container)`
@@ -120,8 +124,9 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
     out(
       `engine       ok: ${info.kind} ${t(info.version)} (API ${t(info.apiVersion)}, ${t(info.os)}${info.kind === 'kubernetes' ? '' : `, cgroups v${info.cgroupVersion}`}) at ${t(info.endpoint)}`,
     );
-    if (engine.connection) out(`             ${engineReach(engine.connection, info.kind, info)}`);
-    if (info.rootless && info.cgroupVersion === '1') problems++;
+    const withoutLimits = config.engine.rootlessWithoutLimits === true;
+    if (engine.connection) out(`             ${engineReach(engine.connection, info.kind, info, withoutLimits)}`);
+    if (info.rootless && info.cgroupVersion === '1' && !withoutLimits) problems++;
   } catch (e) {
     out(`engine       UNUSABLE: ${t(e instanceof Error ? e.message : String(e), 2000)}`);
     return 1;

@@ -78,6 +78,12 @@ export const ConfigSchema = z
           })
           .strict()
           .optional(),
+        /**
+         * Start sandboxes on a rootless engine on cgroups v1, which cannot enforce a container's
+         * memory, CPU and process limits (docs/engines.md, "Rootless Podman"): the operator's
+         * choice for a machine of their own. Off, every start there is refused. @default false
+         */
+        rootlessWithoutLimits: z.boolean().optional(),
         /** Which engine runs the containers: a Docker API, or a Kubernetes cluster (docs/scale-out.md). @default docker */
         kind: z.enum(['docker', 'kubernetes']).optional(),
         /** The cluster, where `kind` is kubernetes. */

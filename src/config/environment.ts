@@ -10,6 +10,7 @@ const ENV_KEYS: Record<string, { path: string[]; kind: 'string' | 'number' | 'bo
   SOCKET_PATH: { path: ['engine', 'socketPath'], kind: 'string' },
   SSH_CONFIG: { path: ['engine', 'ssh', 'configFile'], kind: 'string' },
   SSH_REMOTE_SOCKET: { path: ['engine', 'ssh', 'remoteSocket'], kind: 'string' },
+  ROOTLESS_WITHOUT_LIMITS: { path: ['engine', 'rootlessWithoutLimits'], kind: 'boolean' },
   IMAGE: { path: ['images', 'default'], kind: 'string' },
   ALLOWED_IMAGES: { path: ['images', 'allow'], kind: 'list' },
   PULL: { path: ['images', 'pull'], kind: 'boolean' },

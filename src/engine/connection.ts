@@ -47,6 +47,8 @@ export interface ConnectionSettings {
   host?: string;
   socketPath?: string;
   ssh?: SshSettings;
+  /** Start sandboxes on a rootless engine on cgroups v1, without the limits it cannot enforce (rootless.ts). */
+  rootlessWithoutLimits?: boolean;
 }
 
 /** What a user name, a host name and a remote socket path may hold: nothing ssh or a shell reads as syntax. */

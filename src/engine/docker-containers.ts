@@ -6,8 +6,9 @@ import type { ContainerSpec, ContainerState, ContainerSummary, EngineInfo } from
 import type { DockerContext } from './docker-context.js';
 import { asHttpError, containerGone, engineMessage } from './engine-errors.js';
 import { hardLimit } from './podman-limits.js';
-import { limitsRefusal, usernsMode } from './rootless.js';
-import { createPodmanOverlays, overlayMountOptions, removePodmanVolumes, volumeNames } from './podman-overlays.js';
+import { defaultUser, limitsRefusal, usernsMode } from './rootless.js';
+import { imageUser } from './docker-images.js';
+import { createPodmanOverlays, overlayMountOptions, primeRootlessOverlays, removePodmanVolumes, volumeNames } from './podman-overlays.js';
 
 /** How long removeContainer waits for a removal already in progress (auto-remove) to end. */
 const REMOVAL_WAIT_MS = 10_000;
@@ -143,7 +144,7 @@ export function createBody(
 
 export async function createContainer(ctx: DockerContext, spec: ContainerSpec): Promise<string> {
   const [kind, host] = await Promise.all([ctx.kind(), ctx.host()]);
-  const refusal = limitsRefusal(host, ctx.connection.endpoint);
+  const refusal = limitsRefusal(host, ctx.connection.endpoint, ctx.rootlessWithoutLimits);
   if (refusal) throw new SandboxError('POLICY_VIOLATION', refusal, { data: { rule: 'resourceLimits' } });
   const limits = containerUlimits(spec, kind, kind === 'podman' ? ctx.serviceLimits() : undefined);
   const overlays = spec.overlayVolumes ?? [];
@@ -151,8 +152,11 @@ export async function createContainer(ctx: DockerContext, spec: ContainerSpec): 
     kind === 'podman' && overlays.length > 0
       ? await createPodmanOverlays(ctx, spec.name ?? `genaicode-docker-${randomBytes(6).toString('hex')}`, overlays, spec.labels)
       : undefined;
-  const body = createBody(spec, kind, limits, usernsMode(kind, host), overlayNames);
+  const userns = usernsMode(kind, host);
+  const user = await defaultUser(userns, spec.user, () => imageUser(ctx, spec.image));
+  const body = createBody({ ...spec, user }, kind, limits, userns, overlayNames);
   try {
+    if (overlayNames?.length && host.rootless) await primeRootlessOverlays(ctx, body as Record<string, unknown>, overlayNames);
     const { id } = await ctx.docker.createContainer(body);
     // Every container of ours on Podman, overlays or none: its removal then needs no inspect to find them.
     if (kind === 'podman') ctx.podmanVolumes.set(id, overlayNames ?? []);

@@ -25,6 +25,8 @@ export interface DockerContext {
   kind(): Promise<EngineInfo['kind']>;
   /** Whether the engine runs rootless, and on which cgroups, asked once (again after a failure). */
   host(): Promise<EngineHost>;
+  /** Whether the operator lets sandboxes start on a rootless engine on cgroups v1, without their limits (rootless.ts). */
+  readonly rootlessWithoutLimits: boolean;
   /** The engine service's /proc/PID/limits text, read once (podman-limits.ts). */
   serviceLimits(): string | undefined;
   /** Podman only: the named overlay volumes made for each container of ours (none: an empty list), by its id (podman-overlays.ts). */

@@ -85,6 +85,8 @@ export class DockerEngine implements ContainerEngine {
       kind: () => this.kind(),
       host: () => this.host(),
       serviceLimits: () => this.serviceLimits(),
+      // Like the address, read from the environment where the settings do not say.
+      rootlessWithoutLimits: settings.rootlessWithoutLimits ?? /^(1|true|yes)$/i.test(env.GENAICODE_DOCKER_ROOTLESS_WITHOUT_LIMITS ?? ''),
       podmanVolumes: new Map(),
     };
   }

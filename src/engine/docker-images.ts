@@ -14,6 +14,17 @@ export async function hasImage(ctx: DockerContext, ref: string): Promise<boolean
   }
 }
 
+/** The user an image's config names ('' or undefined: root), undefined where the image is absent (the create then says so). */
+export async function imageUser(ctx: DockerContext, ref: string): Promise<string | undefined> {
+  try {
+    const image = (await ctx.docker.getImage(ref).inspect()) as { Config?: { User?: unknown } };
+    return typeof image.Config?.User === 'string' ? image.Config.User : undefined;
+  } catch (e) {
+    if (asHttpError(e).statusCode === 404) return undefined;
+    throw ctx.fail(e, `Inspect image ${ref}`);
+  }
+}
+
 export async function inspectImage(ctx: DockerContext, ref: string): Promise<ImageInfo | undefined> {
   let image: { Size?: unknown; Created?: unknown };
   try {

@@ -16,8 +16,16 @@ import { swallowed } from '../debug.js';
  * At the first mount Podman gives the volume's root (for an overlay: the upper folder) the owner
  * and mode of the image's folder at that path, root's for `/workspace`; its API has no way to
  * say no (the `uid=`/`gid=` of its CLI reach the kernel there, which refuses them). Only root
- * can then remove what the container wrote, so project-mount.ts allows these overlays on Podman
- * to a process running as root.
+ * can then remove what the container wrote, so project-mount.ts allows these overlays on rootful
+ * Podman to a process running as root.
+ *
+ * Rootless Podman mounts the overlay in its own user namespace (the kernel allows that, with the
+ * `userxattr` we always give), as the user who runs it, who must be the one running this process.
+ * There the same first mount would give the upper folder to the image's root, a subordinate id:
+ * the container's user could not write the project's root folder, nor the user remove it. But
+ * where the mount point is not in the image, Podman gives the volume the container's user. So
+ * each overlay is first mounted once at such a path by a container that never runs
+ * (`primeRootlessOverlays`): the volume is then marked as owned and keeps the user's owner.
  */
 
 /** The label that names the container a Podman overlay volume was made for. */
@@ -69,6 +77,44 @@ export async function createPodmanOverlays(
   }
 }
 
+/** Where a priming container mounts an overlay: a path no image has (Podman then gives the volume the container's user). */
+export const PRIME_MOUNT = '/.genaicode-docker-overlay';
+
+/**
+ * Mounts each volume once, at `PRIME_MOUNT`, in a container made from `body` (the real one's,
+ * with its user and user namespace) that is initialised, never started, and removed: Podman gives
+ * a volume its owner at the first mount only. The container has the real one's labels, so a
+ * sweep finds it should this process die in between.
+ */
+export async function primeRootlessOverlays(ctx: DockerContext, body: Record<string, unknown>, names: readonly string[]): Promise<void> {
+  const host = (body.HostConfig ?? {}) as Record<string, unknown>;
+  const primer = {
+    ...body,
+    name: `${String(body.name ?? 'genaicode-docker')}-prime`,
+    Entrypoint: ['true'],
+    Cmd: [],
+    HostConfig: {
+      ...host,
+      AutoRemove: false,
+      PortBindings: {},
+      Mounts: names.map((name, i) => ({ Type: 'volume', Source: name, Target: `${PRIME_MOUNT}${i}`, VolumeOptions: { NoCopy: true } })),
+      Tmpfs: {},
+    },
+  };
+  // A failed create (no such image) is the caller's to word, as the real container's would be.
+  const { id } = await ctx.docker.createContainer(primer as never);
+  try {
+    await dial(ctx, 'POST', `/v4.0.0/libpod/containers/${id}/init`, {});
+  } catch (e) {
+    throw ctx.fail(e, 'Prepare the project overlay on rootless Podman');
+  } finally {
+    await ctx.docker
+      .getContainer(id)
+      .remove({ force: true })
+      .catch((e: unknown) => swallowed(`removing ${id}`, e));
+  }
+}
+
 /** Removes volumes (never forced: one still in use stays). Best effort: a failure is logged for debugging only. */
 export async function removePodmanVolumes(ctx: DockerContext, names: readonly string[]): Promise<string[]> {
   const removed: string[] = [];
@@ -107,7 +153,21 @@ export function volumeNames(inspect: { Mounts?: Array<{ Type?: string; Name?: st
 function dial(ctx: DockerContext, method: string, path: string, body: Record<string, unknown>): Promise<unknown> {
   return new Promise((resolve, reject) => {
     ctx.docker.modem.dial(
-      { path, method, options: body, statusCodes: { 200: true, 201: true, 400: 'bad request', 409: 'conflict', 500: 'server error' } },
+      {
+        path,
+        method,
+        options: body,
+        statusCodes: {
+          200: true,
+          201: true,
+          204: true,
+          304: true,
+          400: 'bad request',
+          404: 'no such container',
+          409: 'conflict',
+          500: 'server error',
+        },
+      },
       (err: unknown, data: unknown) => (err ? reject(err) : resolve(data)),
     );
   });

@@ -30,16 +30,34 @@ export function usernsMode(kind: EngineInfo['kind'], host: EngineHost): string |
 }
 
 /**
+ * The user a container runs as where the spec names none: the image's, as on every engine. On
+ * rootless Podman `keep-id` would otherwise make it the engine's user (not root, and not the
+ * image's user), so there the image's user is named, root where the image names none. A root
+ * there is root of the container's user namespace only: a subordinate id on the host.
+ */
+export async function defaultUser(
+  userns: string | undefined,
+  user: string | undefined,
+  imageUser: () => Promise<string | undefined>,
+): Promise<string | undefined> {
+  if (userns !== 'keep-id' || user !== undefined) return user;
+  return (await imageUser()) || '0:0';
+}
+
+/**
  * Why a container cannot be started with its limits on this engine, where it cannot: a rootless
  * engine on cgroups v1 has no cgroup of its own to put them in, and both Podman and Docker then
  * create the container without its memory, CPU and process limits, without an error (Podman 4.3
- * does not even warn through its API).
+ * does not even warn through its API). An operator may accept that for a machine of their own
+ * (`engine.rootlessWithoutLimits`); nothing the model sends can.
  */
-export function limitsRefusal(host: EngineHost, endpoint: string): string | undefined {
-  if (!host.rootless || host.cgroupVersion !== '1') return undefined;
+export function limitsRefusal(host: EngineHost, endpoint: string, withoutLimits = false): string | undefined {
+  if (!host.rootless || host.cgroupVersion !== '1' || withoutLimits) return undefined;
   return (
     `The engine at ${endpoint} runs rootless on cgroups v1, where it cannot enforce a container's memory, CPU ` +
     'and process limits (it would silently start the container without them), so no sandbox is started there. ' +
-    'Use a rootless engine on a machine with cgroups v2 (systemd.unified_cgroup_hierarchy=1), or a rootful engine.'
+    'Use a rootless engine on a machine with cgroups v2 (systemd.unified_cgroup_hierarchy=1), or a rootful engine; ' +
+    'or, on a machine of your own, accept containers without limits with engine.rootlessWithoutLimits ' +
+    '(GENAICODE_DOCKER_ROOTLESS_WITHOUT_LIMITS=1).'
   );
 }

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { BindMount, ContainerEngine } from '../engine/container-engine.js';
 import { canReadOpaque } from './overlay-xattr.js';
 import { SandboxError } from '../errors.js';
@@ -68,17 +69,35 @@ export function checkHostPathsLocal(engine: ContainerEngine, project: ProjectMou
   );
 }
 
-/** The overlay a writable or scratch project needs: the local volume driver of Docker or a rootful Podman, on this machine. */
+/**
+ * The uid a rootless engine on a local socket runs as: the socket's owner (the service makes
+ * it). Undefined where that cannot be read.
+ */
+function socketOwner(engine: ContainerEngine): number | undefined {
+  const conn = engine.connection;
+  if (conn?.kind !== 'socket') return undefined;
+  try {
+    return statSync(conn.socketPath).uid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The overlay a writable or scratch project needs: the local volume driver of Docker or Podman, on this machine. */
 export async function checkOverlayEngine(engine: ContainerEngine, mount: 'rw' | 'scratch'): Promise<void> {
   const info = isRemoteEngine(engine) || !canReadOpaque() ? undefined : await engine.info();
+  const me = process.getuid?.();
+  const engineUser = info?.kind === 'podman' && info.rootless ? socketOwner(engine) : undefined;
   const why = isRemoteEngine(engine)
     ? "the engine is remote: its overlay would be of its own machine's folders"
     : !canReadOpaque()
       ? 'extended attributes cannot be read on this platform'
       : info?.kind === 'podman' && info.rootless
-        ? // Its overlay would be mounted in the service's user namespace, where our options (userxattr) are untested.
-          'the engine is a rootless Podman, which mounts volumes in its own user namespace (only rootful Podman is supported for this)'
-        : info?.kind === 'podman' && process.getuid?.() !== 0
+        ? // It mounts the overlay in its user namespace, as its user: the folders we make must be that user's.
+          engineUser === undefined || engineUser !== me
+          ? `the engine is a rootless Podman run by ${engineUser === undefined ? 'a user this process cannot tell (its socket cannot be read)' : `uid ${engineUser}`}, and this process runs as uid ${me ?? 'unknown'}: it mounts the overlay as its own user, who must be the one running this`
+          : undefined
+        : info?.kind === 'podman' && me !== 0
           ? // podman-overlays.ts: Podman makes the upper folder root's at the first mount.
             "the engine is Podman, which gives the overlay's upper folder to root, and this process does not run as root (it could not clean up what the container wrote)"
           : info?.kind !== 'docker' && info?.kind !== 'podman'

@@ -7,8 +7,8 @@
  * container's limits and every start is refused, before anything is made; on cgroups v2 a
  * start runs as on rootful Podman.
  */
-import { execFile } from 'node:child_process';
-import { chownSync, statSync } from 'node:fs';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { createBody } from '../../../src/engine/docker-containers.js';
@@ -16,6 +16,7 @@ import { DockerEngine } from '../../../src/engine/docker-engine.js';
 import type { ContainerSpec } from '../../../src/engine/container-engine.js';
 import { LABEL } from '../../../src/index.js';
 import { fileSession, MINIMAL_IMAGE, newTestSessionId, withManager } from '../../support/engine.js';
+import { CLI, ROOT } from '../../support/built-package.js';
 import { sandboxError } from '../../support/sandbox-error.js';
 import { removeTempDirs, tempDir } from '../../support/temp-dirs.js';
 
@@ -123,4 +124,139 @@ test('a start: refused before anything is made on cgroups v1 (no limits there), 
     { engine, sessionId },
   );
   expect(await engine.listContainers({ [LABEL.session]: sessionId })).toEqual([]);
+});
+
+test('with engine.rootlessWithoutLimits a start runs there, with keep-id, whatever the cgroups', async () => {
+  const engine = new DockerEngine({ socketPath, rootlessWithoutLimits: true });
+  const sessionId = newTestSessionId();
+  await withManager(
+    async (manager) => {
+      const sandbox = await manager.start({});
+      const r = await sandbox.exec('id -u', { timeoutMs: 20_000 });
+      expect(r).toMatchObject({ exitCode: 0 });
+      expect(r.stdout.trim()).not.toBe('');
+      await sandbox.stop();
+    },
+    { engine, sessionId },
+  );
+  expect(await engine.listContainers({ [LABEL.session]: sessionId })).toEqual([]);
+});
+
+// ---------------------------------------------------------------------------------------
+// A writable project on rootless Podman, as its user drives it: the built CLI run as the
+// engine's user, in a project of theirs.
+
+/** The built package where the engine's user can read it: here, or a linked copy (a clone under a private home). */
+let cli = CLI;
+function readableCli(): string {
+  const as = ['--reuid', String(uid), '--regid', String(gid), '--init-groups', '--reset-env'];
+  if (spawnSync('setpriv', [...as, 'test', '-r', CLI]).status === 0) return CLI;
+  const copy = tempDir('gcd-rootless-pkg-');
+  chmodSync(copy, 0o755);
+  for (const part of ['dist', 'node_modules', 'package.json']) {
+    const linked = spawnSync('cp', ['-al', join(ROOT, part), copy]);
+    if (linked.status !== 0) execFileSync('cp', ['-r', join(ROOT, part), copy]);
+  }
+  return join(copy, 'dist', 'cli', 'main.js');
+}
+
+/** A folder of the engine's user. */
+function usersDir(prefix: string): string {
+  const d = tempDir(prefix);
+  chownSync(d, uid, gid);
+  return d;
+}
+
+/** The CLI as the engine's user, in `cwd`, on the rootless engine (limits accepted where cgroups v1 has none). */
+async function cliAsUser(cwd: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string; state: string }> {
+  const v1 = (await new DockerEngine({ socketPath }).info()).cgroupVersion === '1';
+  const state = usersDir('gcd-rootless-state-');
+  const env = [
+    `HOME=${usersDir('gcd-rootless-home-')}`,
+    `PATH=${process.env.PATH}`,
+    `DOCKER_HOST=unix://${socketPath}`,
+    `XDG_STATE_HOME=${state}`,
+    `XDG_CONFIG_HOME=${usersDir('gcd-rootless-config-')}`,
+    'GENAICODE_DOCKER_CONFIRM_START=false',
+    'GENAICODE_DOCKER_PROJECT_MOUNT=rw',
+    ...(v1 ? ['GENAICODE_DOCKER_ROOTLESS_WITHOUT_LIMITS=1'] : []),
+  ];
+  const r = spawnSync(
+    'setpriv',
+    ['--reuid', String(uid), '--regid', String(gid), '--init-groups', '--reset-env', 'env', ...env, process.execPath, cli, ...args],
+    { cwd, encoding: 'utf8', timeout: 120_000 },
+  );
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, state };
+}
+
+/**
+ * No overlay folder is left in the user's state folder: the user could remove its upper folder
+ * (Podman had not given it to the image's root, a subordinate id), as the stop does.
+ */
+function noOverlayFolderLeft(state: string): void {
+  const overlays = join(state, 'genaicode-docker', 'logs', 'overlays');
+  expect(readdirSync(overlays).filter((name) => name !== 'spent')).toEqual([]);
+}
+
+/** A project of the engine's user: a.py, sub/keep.txt. */
+function usersProject(): string {
+  const project = usersDir('gcd-rootless-project-');
+  writeFileSync(join(project, 'a.py'), 'print(1)\n');
+  mkdirSync(join(project, 'sub'));
+  writeFileSync(join(project, 'sub', 'keep.txt'), 'x\n');
+  for (const p of ['a.py', 'sub', 'sub/keep.txt']) chownSync(join(project, p), uid, gid);
+  return project;
+}
+
+/** Nothing of ours is left on the rootless engine: no container (the priming one included), no overlay volume. */
+async function nothingLeft(): Promise<void> {
+  const docker = new Docker({ socketPath });
+  expect(await docker.listContainers({ all: true, filters: JSON.stringify({ label: [`${LABEL.managed}=true`] }) })).toEqual([]);
+  const { Volumes } = await docker.listVolumes();
+  expect((Volumes ?? []).filter((v) => v.Labels?.[LABEL.managed] === 'true').map((v) => v.Name)).toEqual([]);
+}
+
+const WRITES = 'echo new > new.txt && echo more >> a.py && rm sub/keep.txt && mkdir d && echo y > d/y && id -u';
+
+test("'rw': what the container writes reaches the project, every file the user's; a new file in the project's root too", async () => {
+  cli = readableCli();
+  const project = usersProject();
+  const r = await cliAsUser(project, ['run', '--project', 'rw', '--', 'sh', '-c', WRITES]);
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+  expect(r.stdout).toContain(`${uid}\n`);
+  expect(r.stdout + r.stderr).toMatch(/project: 3 created, 1 changed, 1 deleted/);
+  expect(readFileSync(join(project, 'new.txt'), 'utf8')).toBe('new\n');
+  expect(readFileSync(join(project, 'a.py'), 'utf8')).toBe('print(1)\nmore\n');
+  expect(readFileSync(join(project, 'd', 'y'), 'utf8')).toBe('y\n');
+  expect(existsSync(join(project, 'sub', 'keep.txt'))).toBe(false);
+  for (const p of ['new.txt', 'a.py', 'd', 'd/y']) expect([p, statSync(join(project, p)).uid]).toEqual([p, uid]);
+  noOverlayFolderLeft(r.state);
+  await nothingLeft();
+}, 180_000);
+
+test("'scratch': the container writes the project's root, and nothing reaches the project", async () => {
+  cli = readableCli();
+  const project = usersProject();
+  const r = await cliAsUser(project, ['run', '--project', 'scratch', '--', 'sh', '-c', `${WRITES} && cat a.py`]);
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+  expect(r.stdout).toContain('print(1)\nmore\n');
+  expect(readdirSync(project).sort()).toEqual(['a.py', 'sub']);
+  expect(readFileSync(join(project, 'a.py'), 'utf8')).toBe('print(1)\n');
+  expect(existsSync(join(project, 'sub', 'keep.txt'))).toBe(true);
+  noOverlayFolderLeft(r.state);
+  await nothingLeft();
+}, 180_000);
+
+test("'rw' from a process that is not the engine's user is refused before anything is made, saying why", async () => {
+  const engine = new DockerEngine({ socketPath, rootlessWithoutLimits: true });
+  await withManager(
+    async (manager) => {
+      const e = await sandboxError(() => manager.start({ project: 'rw' }));
+      expect(e.code).toBe('POLICY_VIOLATION');
+      expect(e.message).toContain(`the engine is a rootless Podman run by uid ${uid}, and this process runs as uid ${process.getuid?.()}`);
+      expect(e.data).toMatchObject({ rule: 'projectMount' });
+    },
+    { engine, overrides: { project: { mount: 'rw' } } },
+  );
+  await nothingLeft();
 });

@@ -5,7 +5,7 @@
  * paths, symlinks to /etc, and a folder swapped for a symlink while we write.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineSuite, MINIMAL_IMAGE, PYTHON_IMAGE, withManager } from '../../support/engine.js';
 import { tempDir } from '../../support/temp-dirs.js';
@@ -204,6 +204,7 @@ describe.each([MINIMAL_IMAGE, PYTHON_IMAGE])('in %s', (image) => {
 
 test('a write into a read-only place is refused with a clear error', async () => {
   const ro = tempDir();
+  chmodSync(ro, 0o755); // a rootless engine runs as another user here: it reads the folder as anyone may
   mkdirSync(join(ro, 'sub'));
   writeFileSync(join(ro, 'sub', 'kept.txt'), 'kept\n');
   await withManager(

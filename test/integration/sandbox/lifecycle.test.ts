@@ -5,7 +5,7 @@
  * its expiry, with nothing on the host doing it).
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LABEL, SandboxError } from '../../../src/index.js';
 import {
@@ -132,6 +132,7 @@ describe('a container that was created but did not start is removed', () => {
     'a real start failure (a file bind-mounted over /bin): CONTAINER_START_FAILED, nothing left',
     async () => {
       const dir = tempDir();
+      chmodSync(dir, 0o755); // a rootless engine runs as another user here: it reads the folder as anyone may
       const file = join(dir, 'not-a-dir');
       writeFileSync(file, 'x');
       const engine = new RecordingEngine();
@@ -200,8 +201,9 @@ test.concurrent(
         expect(die?.Actor?.Attributes?.exitCode).toBe('0');
         // The engine's own clock: it ended 10 s after it started (not this process's view, which load delays).
         const diedAfterMs = (die?.timeNano ?? 0) / 1e6 - startedAt;
+        // Not a speed bound: at its expiry, not long after it (a loaded or rootless engine reports the end seconds late).
         expect(diedAfterMs).toBeGreaterThanOrEqual(9_900);
-        expect(diedAfterMs).toBeLessThan(12_000);
+        expect(diedAfterMs).toBeLessThan(30_000);
       } finally {
         watcher.kill();
       }

@@ -56,16 +56,20 @@ describe('doctor on a rootless engine', () => {
   const socket = { kind: 'socket' as const, socketPath: '/run/p.sock', endpoint: 'unix:///run/p.sock' };
 
   test('rootless Podman on cgroups v2: keep-id, and the Podman mount rules', () => {
-    expect(engineReach(socket, 'podman', { rootless: true, cgroupVersion: '2' })).toMatch(
-      /^local engine on the socket \/run\/p\.sock \(rootless Podman\): containers get keep-id .*'rw' and 'scratch' are refused \(its volumes are mounted in its own user namespace\)$/,
+    expect(engineReach(socket, 'podman', { rootless: true, cgroupVersion: '2' })).toBe(
+      "local engine on the socket /run/p.sock (rootless Podman): containers get keep-id (the engine's user is the same uid inside); every project mount works, 'rw' and 'scratch' for the engine's own user",
     );
   });
 
-  test('any rootless engine on cgroups v1: every start is refused, and why', () => {
-    for (const kind of ['podman', 'docker'] as const)
+  test("any rootless engine on cgroups v1: every start is refused, and why; with the operator's setting, said to run without limits", () => {
+    for (const kind of ['podman', 'docker'] as const) {
       expect(engineReach(socket, kind, { rootless: true, cgroupVersion: '1' })).toBe(
-        'local engine on the socket /run/p.sock, rootless on cgroups v1: it cannot enforce memory, CPU and process limits there, so every start is refused (use cgroups v2 or a rootful engine)',
+        'local engine on the socket /run/p.sock, rootless on cgroups v1: it cannot enforce memory, CPU and process limits there, so every start is refused (use cgroups v2 or a rootful engine, or accept that with engine.rootlessWithoutLimits)',
       );
+      expect(engineReach(socket, kind, { rootless: true, cgroupVersion: '1' }, true)).toMatch(
+        /^local engine on the socket \/run\/p\.sock, rootless on cgroups v1: containers start WITHOUT memory, CPU and process limits \(engine\.rootlessWithoutLimits\)/,
+      );
+    }
     expect(engineReach(socket, 'podman', { rootless: false, cgroupVersion: '1' })).toMatch(/\(Podman\): (every|'ro') project mount/);
   });
 });

@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import { createBody, createContainer } from '../../../src/engine/docker-containers.js';
 import type { DockerContext } from '../../../src/engine/docker-context.js';
 import type { ContainerSpec, EngineInfo } from '../../../src/engine/container-engine.js';
-import { hostOf, limitsRefusal, usernsMode, type EngineHost } from '../../../src/engine/rootless.js';
+import { defaultUser, hostOf, limitsRefusal, usernsMode, type EngineHost } from '../../../src/engine/rootless.js';
 import { sandboxError } from '../../support/sandbox-error.js';
 
 const SPEC: ContainerSpec = {
@@ -84,10 +84,33 @@ describe('a rootless engine on cgroups v1', () => {
     expect(limitsRefusal({ rootless: true, cgroupVersion: 'unknown' }, 'x')).toBeUndefined();
   });
 
+  test("keep-id runs the image's user where the spec names none (root where the image names none), not the engine's", async () => {
+    const image = (user: string | undefined) => () => Promise.resolve(user);
+    expect(await defaultUser('keep-id', undefined, image(undefined))).toBe('0:0');
+    expect(await defaultUser('keep-id', undefined, image(''))).toBe('0:0');
+    expect(await defaultUser('keep-id', undefined, image('node'))).toBe('node');
+    expect(await defaultUser('keep-id', '1001:1001', image('node'))).toBe('1001:1001');
+    let asked = false;
+    const ask = () => ((asked = true), Promise.resolve('node'));
+    expect(await defaultUser(undefined, undefined, ask)).toBeUndefined(); // elsewhere the engine takes the image's user itself
+    expect(asked).toBe(false);
+  });
+
+  test("the refusal names the operator's way out, and that setting lifts it", () => {
+    expect(limitsRefusal({ rootless: true, cgroupVersion: '1' }, 'x')).toMatch(
+      /accept containers without limits with engine\.rootlessWithoutLimits \(GENAICODE_DOCKER_ROOTLESS_WITHOUT_LIMITS=1\)\.$/,
+    );
+    expect(limitsRefusal({ rootless: true, cgroupVersion: '1' }, 'x', true)).toBeUndefined();
+    expect(limitsRefusal({ rootless: true, cgroupVersion: '1' }, 'x', false)).toBeDefined();
+  });
+
   test('createContainer refuses before the engine is asked to create anything', async () => {
     const created: unknown[] = [];
     const ctx = {
-      docker: { createContainer: (body: unknown) => (created.push(body), Promise.resolve({ id: 'abc' })) } as unknown as Docker,
+      docker: {
+        createContainer: (body: unknown) => (created.push(body), Promise.resolve({ id: 'abc' })),
+        getImage: () => ({ inspect: () => Promise.resolve({ Config: { User: '' } }) }),
+      } as unknown as Docker,
       connection: { kind: 'socket', socketPath: '/run/p.sock', endpoint: 'unix:///run/p.sock' },
       kind: () => Promise.resolve('podman'),
       host: () => Promise.resolve({ rootless: true, cgroupVersion: '1' }),
@@ -104,5 +127,14 @@ describe('a rootless engine on cgroups v1', () => {
     await expect(createContainer(ok, SPEC)).resolves.toBe('abc');
     expect(created).toHaveLength(1);
     expect((created[0] as Docker.ContainerCreateOptions).HostConfig?.UsernsMode).toBe('keep-id');
+
+    // The operator's setting: the same engine on cgroups v1 creates, with keep-id.
+    const allowed = { ...ctx, rootlessWithoutLimits: true } as DockerContext;
+    await expect(createContainer(allowed, SPEC)).resolves.toBe('abc');
+    expect(created).toHaveLength(2);
+    expect((created[1] as Docker.ContainerCreateOptions).HostConfig?.UsernsMode).toBe('keep-id');
+    expect((created[1] as Docker.ContainerCreateOptions).User).toBe(SPEC.user);
+    await createContainer(allowed, { ...SPEC, user: undefined });
+    expect((created[2] as Docker.ContainerCreateOptions).User).toBe('0:0');
   });
 });

@@ -90,7 +90,7 @@ describe('SandboxManager.start: checks before any engine call', () => {
     }
     const cases = [
       {
-        why: /the engine is a rootless Podman, which mounts volumes in its own user namespace/,
+        why: /the engine is a rootless Podman run by .*, and this process runs as uid \d+: it mounts the overlay as its own user/,
         engine: new PodmanEngine({ images: [DEFAULT_IMAGE] }),
       },
     ];
