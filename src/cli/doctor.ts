@@ -72,7 +72,7 @@ export function engineReach(
   }
   const local = `local engine on the socket ${t(conn.socketPath)}`;
   const rootlessPodman =
-    "containers get keep-id (the engine's user is the same uid inside); every project mount works, 'rw' and 'scratch' for the engine's own user";
+    "containers get keep-id (the engine's user is the same uid inside, where 'rw' and 'scratch' projects run; other containers run as their image's user); every project mount works, 'rw' and 'scratch' for the engine's own user";
   if (host.rootless && host.cgroupVersion === '1')
     return withoutLimits
       ? `${local}, rootless on cgroups v1: containers start WITHOUT memory, CPU and process limits (engine.rootlessWithoutLimits)${kind === 'podman' ? `; ${rootlessPodman}` : ''}`

@@ -148,15 +148,22 @@ export async function createContainer(ctx: DockerContext, spec: ContainerSpec): 
   if (refusal) throw new SandboxError('POLICY_VIOLATION', refusal, { data: { rule: 'resourceLimits' } });
   const limits = containerUlimits(spec, kind, kind === 'podman' ? ctx.serviceLimits() : undefined);
   const overlays = spec.overlayVolumes ?? [];
+  // Before any volume is made: a failure here leaves nothing behind.
+  const userns = usernsMode(kind, host);
+  const user = await defaultUser(userns, spec.user, () => imageUser(ctx, spec.image));
   const overlayNames =
     kind === 'podman' && overlays.length > 0
       ? await createPodmanOverlays(ctx, spec.name ?? `genaicode-docker-${randomBytes(6).toString('hex')}`, overlays, spec.labels)
       : undefined;
-  const userns = usernsMode(kind, host);
-  const user = await defaultUser(userns, spec.user, () => imageUser(ctx, spec.image));
   const body = createBody({ ...spec, user }, kind, limits, userns, overlayNames);
   try {
-    if (overlayNames?.length && host.rootless) await primeRootlessOverlays(ctx, body as Record<string, unknown>, overlayNames);
+    if (overlayNames?.length && host.rootless)
+      await primeRootlessOverlays(
+        ctx,
+        body as Record<string, unknown>,
+        overlayNames,
+        overlays.map((o) => o.upperDir),
+      );
     const { id } = await ctx.docker.createContainer(body);
     // Every container of ours on Podman, overlays or none: its removal then needs no inspect to find them.
     if (kind === 'podman') ctx.podmanVolumes.set(id, overlayNames ?? []);

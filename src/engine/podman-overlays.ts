@@ -1,4 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import type { OverlayVolume } from './container-engine.js';
+import { SandboxError } from '../errors.js';
+import { within } from '../retry.js';
 import type { DockerContext } from './docker-context.js';
 import { asHttpError } from './engine-errors.js';
 import { swallowed } from '../debug.js';
@@ -77,41 +81,73 @@ export async function createPodmanOverlays(
   }
 }
 
-/** Where a priming container mounts an overlay: a path no image has (Podman then gives the volume the container's user). */
-export const PRIME_MOUNT = '/.genaicode-docker-overlay';
+/** How long the priming container's initialisation may take (it mounts the overlays; a wedged runtime would hold the start for good). */
+export const PRIME_INIT_MS = 60_000;
 
 /**
- * Mounts each volume once, at `PRIME_MOUNT`, in a container made from `body` (the real one's,
- * with its user and user namespace) that is initialised, never started, and removed: Podman gives
- * a volume its owner at the first mount only. The container has the real one's labels, so a
- * sweep finds it should this process die in between.
+ * Mounts each volume once in a container made from `body` (the real one's user, user namespace,
+ * image and labels; no network, ports, environment or added capabilities), at a path of its own
+ * no image has, then removes it: it is initialised, never started. Podman gives a volume its
+ * owner at the first mount only, and at a path the image does not have that owner is the
+ * container's user. Its labels are the real container's, so a sweep finds it should this process
+ * die in between. Then each upper folder must be this process's user's, or the start is refused
+ * (a container user who is not the engine's, or a Podman that gives owners otherwise).
+ * @throws SandboxError where the container cannot be removed (its volumes are then in use) or an upper folder is another's
  */
-export async function primeRootlessOverlays(ctx: DockerContext, body: Record<string, unknown>, names: readonly string[]): Promise<void> {
+export async function primeRootlessOverlays(
+  ctx: DockerContext,
+  body: Record<string, unknown>,
+  names: readonly string[],
+  upperDirs: readonly string[],
+): Promise<void> {
   const host = (body.HostConfig ?? {}) as Record<string, unknown>;
+  const mount = `/.genaicode-docker-overlay-${randomBytes(6).toString('hex')}`;
   const primer = {
-    ...body,
-    name: `${String(body.name ?? 'genaicode-docker')}-prime`,
+    Image: body.Image,
+    name: `${names[0] ?? `genaicode-docker-${randomBytes(6).toString('hex')}`}-prime`,
+    User: body.User,
+    Labels: body.Labels,
     Entrypoint: ['true'],
     Cmd: [],
+    NetworkDisabled: true,
     HostConfig: {
-      ...host,
+      NetworkMode: 'none',
+      Privileged: false,
+      SecurityOpt: ['no-new-privileges'],
+      CapDrop: ['ALL'],
       AutoRemove: false,
-      PortBindings: {},
-      Mounts: names.map((name, i) => ({ Type: 'volume', Source: name, Target: `${PRIME_MOUNT}${i}`, VolumeOptions: { NoCopy: true } })),
-      Tmpfs: {},
+      ...(host.UsernsMode ? { UsernsMode: host.UsernsMode } : {}),
+      Mounts: names.map((name, i) => ({ Type: 'volume', Source: name, Target: `${mount}/${i}`, VolumeOptions: { NoCopy: true } })),
     },
   };
   // A failed create (no such image) is the caller's to word, as the real container's would be.
   const { id } = await ctx.docker.createContainer(primer as never);
+  let failure: SandboxError | undefined;
   try {
-    await dial(ctx, 'POST', `/v4.0.0/libpod/containers/${id}/init`, {});
+    const done = await within(dial(ctx, 'POST', `/v4.0.0/libpod/containers/${id}/init`, {}), PRIME_INIT_MS);
+    if (!done) throw new Error(`no answer in ${PRIME_INIT_MS / 1000} s`);
   } catch (e) {
-    throw ctx.fail(e, 'Prepare the project overlay on rootless Podman');
-  } finally {
-    await ctx.docker
-      .getContainer(id)
-      .remove({ force: true })
-      .catch((e: unknown) => swallowed(`removing ${id}`, e));
+    failure = ctx.fail(e, 'Prepare the project overlay on rootless Podman');
+  }
+  try {
+    await ctx.docker.getContainer(id).remove({ force: true });
+  } catch (e) {
+    // Still there, it holds the volumes: nothing could remove them after the real container.
+    if (asHttpError(e).statusCode !== 404)
+      failure ??= ctx.fail(e, `Remove the container ${id.slice(0, 12)} that prepared the project overlay`);
+  }
+  if (failure) throw failure;
+  const me = process.getuid?.();
+  for (const dir of upperDirs) {
+    const owner = statSync(dir).uid;
+    if (owner !== me)
+      throw new SandboxError(
+        'POLICY_VIOLATION',
+        `The project overlay's upper folder ${dir} belongs to uid ${owner} after Podman's first mount, not to this process's uid ${me ?? 'unknown'}: ` +
+          "what the container wrote could not be applied or removed. On rootless Podman a 'rw' or 'scratch' project runs as the engine's own user: " +
+          "leave 'user' unset (or set it to this uid), or mount the project read-only ('ro').",
+        { data: { rule: 'projectMount' } },
+      );
   }
 }
 

@@ -57,7 +57,7 @@ describe('doctor on a rootless engine', () => {
 
   test('rootless Podman on cgroups v2: keep-id, and the Podman mount rules', () => {
     expect(engineReach(socket, 'podman', { rootless: true, cgroupVersion: '2' })).toBe(
-      "local engine on the socket /run/p.sock (rootless Podman): containers get keep-id (the engine's user is the same uid inside); every project mount works, 'rw' and 'scratch' for the engine's own user",
+      "local engine on the socket /run/p.sock (rootless Podman): containers get keep-id (the engine's user is the same uid inside, where 'rw' and 'scratch' projects run; other containers run as their image's user); every project mount works, 'rw' and 'scratch' for the engine's own user",
     );
   });
 
