@@ -168,7 +168,11 @@ function usersDir(prefix: string): string {
 }
 
 /** The CLI as the engine's user, in `cwd`, on the rootless engine (limits accepted where cgroups v1 has none). */
-async function cliAsUser(cwd: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string; state: string }> {
+async function cliAsUser(
+  cwd: string,
+  args: string[],
+  more: string[] = [],
+): Promise<{ status: number | null; stdout: string; stderr: string; state: string }> {
   const v1 = (await new DockerEngine({ socketPath }).info()).cgroupVersion === '1';
   const state = usersDir('gcd-rootless-state-');
   const env = [
@@ -180,6 +184,7 @@ async function cliAsUser(cwd: string, args: string[]): Promise<{ status: number 
     'GENAICODE_DOCKER_CONFIRM_START=false',
     'GENAICODE_DOCKER_PROJECT_MOUNT=rw',
     ...(v1 ? ['GENAICODE_DOCKER_ROOTLESS_WITHOUT_LIMITS=1'] : []),
+    ...more,
   ];
   const r = spawnSync(
     'setpriv',
@@ -260,3 +265,19 @@ test("'rw' from a process that is not the engine's user is refused before anythi
   );
   await nothingLeft();
 });
+
+test("'rw' with a configured user other than the engine's: refused after Podman's first mount, nothing reaches the project, nothing is left", async () => {
+  cli = readableCli();
+  const project = usersProject();
+  const r = await cliAsUser(
+    project,
+    ['run', '--project', 'rw', '--', 'sh', '-c', WRITES],
+    [`GENAICODE_DOCKER_USER=${uid + 500}:${gid + 500}`],
+  );
+  expect(r.status).not.toBe(0);
+  expect(r.stderr).toMatch(
+    /POLICY_VIOLATION: The project overlay's upper folder .* belongs to uid \d+ after Podman's first mount, not to this process's uid \d+/,
+  );
+  expect(readdirSync(project).sort()).toEqual(['a.py', 'sub']);
+  await nothingLeft();
+}, 180_000);
