@@ -1,5 +1,6 @@
 import { BOUNDS } from '../config/config-schema.js';
 import { projectChangedText } from '../config/project-trust.js';
+import { unenforcedLimitsNote } from '../engine/rootless.js';
 import { swallowed } from '../debug.js';
 import { SandboxError } from '../errors.js';
 import { isGone, isGoneError } from '../engine/container-gone.js';
@@ -265,7 +266,7 @@ export class CodeExecutor {
     if (request.approveStart) {
       const question =
         `Start a Docker container from ${c.image} to run ${request.language} code from the model? ` +
-        `(memory ${Math.round(c.memory / 1024 ** 2)} MiB, ${c.cpus} CPU, network ${c.network}, read-only root` +
+        `(memory ${Math.round(c.memory / 1024 ** 2)} MiB, ${c.cpus} CPU${unenforcedLimitsNote(manager.config.engine)}, network ${c.network}, read-only root` +
         `${c.mounts.length ? `, mounts ${c.mounts.map((m) => `${m.hostPath}:${m.containerPath}:${m.writable ? 'rw' : 'ro'}`).join(' ')}` : ''}` +
         `${c.keepAlive ? `; kept for up to ${c.maxExecutions} calls or ${c.idleTimeoutMinutes} min idle` : '; removed after the call'})` +
         projectChangedText(manager.config);

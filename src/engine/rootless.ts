@@ -29,6 +29,11 @@ export function usernsMode(kind: EngineInfo['kind'], host: EngineHost): string |
   return kind === 'podman' && host.rootless ? 'keep-id' : undefined;
 }
 
+/** Said after the limits where the user is asked to start a container and the operator accepted unenforced ones. */
+export function unenforcedLimitsNote(settings: { rootlessWithoutLimits?: boolean } | undefined): string {
+  return settings?.rootlessWithoutLimits ? ' (not enforced where the engine is rootless on cgroups v1: engine.rootlessWithoutLimits)' : '';
+}
+
 /**
  * The user a container runs as where the spec names none: the image's, as on every engine. On
  * rootless Podman `keep-id` would otherwise make it the engine's user (not root, and not the

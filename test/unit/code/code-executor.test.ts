@@ -122,6 +122,15 @@ describe('CodeExecutor: keep-alive and one-shot', () => {
     expect(questions[1]).toMatch(/256 MiB, 1 CPU, network none, read-only root; kept for up to 50 calls or 10 min idle/);
   });
 
+  test('where the operator accepted unenforced limits (a rootless engine on cgroups v1), the question says so', async () => {
+    const { executor } = setup({}, { engine: { rootlessWithoutLimits: true } });
+    const questions: string[] = [];
+    await executor.execute({ language: 'python', code: 'print(1)', approveStart: async (q) => (questions.push(q), true) });
+    expect(questions[0]).toMatch(
+      /256 MiB, 1 CPU \(not enforced where the engine is rootless on cgroups v1: engine\.rootlessWithoutLimits\), network none/,
+    );
+  });
+
   test.each([
     [{ language: 'ruby', code: 'puts 1' }, /language must be one of python, bash/],
     [{ language: 'python', code: '   \n' }, /code is empty/],

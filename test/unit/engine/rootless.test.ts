@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import { createBody, createContainer } from '../../../src/engine/docker-containers.js';
 import type { DockerContext } from '../../../src/engine/docker-context.js';
 import type { ContainerSpec, EngineInfo } from '../../../src/engine/container-engine.js';
-import { defaultUser, hostOf, limitsRefusal, usernsMode, type EngineHost } from '../../../src/engine/rootless.js';
+import { defaultUser, hostOf, limitsRefusal, unenforcedLimitsNote, usernsMode, type EngineHost } from '../../../src/engine/rootless.js';
 import { sandboxError } from '../../support/sandbox-error.js';
 
 const SPEC: ContainerSpec = {
@@ -94,6 +94,15 @@ describe('a rootless engine on cgroups v1', () => {
     const ask = () => ((asked = true), Promise.resolve('node'));
     expect(await defaultUser(undefined, undefined, ask)).toBeUndefined(); // elsewhere the engine takes the image's user itself
     expect(asked).toBe(false);
+  });
+
+  test('the question before a start says when the operator accepted unenforced limits, and only then', () => {
+    expect(unenforcedLimitsNote({ rootlessWithoutLimits: true })).toBe(
+      ' (not enforced where the engine is rootless on cgroups v1: engine.rootlessWithoutLimits)',
+    );
+    expect(unenforcedLimitsNote({ rootlessWithoutLimits: false })).toBe('');
+    expect(unenforcedLimitsNote({})).toBe('');
+    expect(unenforcedLimitsNote(undefined)).toBe('');
   });
 
   test("the refusal names the operator's way out, and that setting lifts it", () => {

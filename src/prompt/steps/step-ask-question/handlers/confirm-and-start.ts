@@ -1,3 +1,4 @@
+import { unenforcedLimitsNote } from '../../../../engine/rootless.js';
 import { checkProjectMount, type NetworkMode, type ProjectMount } from '../../../../policy/policy.js';
 import type { SandboxErrorCode } from '../../../../errors.js';
 import type { HostServices } from '../../../host/host-services.js';
@@ -54,7 +55,7 @@ export async function confirmAndStart(
       project === 'none'
         ? 'project not mounted'
         : `project ${config.projectRoot} mounted ${mountDescription(project)} at ${config.workdir}`;
-    const limits = `${mount}; memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU, network ${network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
+    const limits = `${mount}; memory ${Math.round(config.limits.memory / 1024 ** 2)} MiB, ${config.limits.cpus} CPU${unenforcedLimitsNote(config.engine)}, network ${network}, expires in ${Math.round(config.ttlSeconds / 60)} min`;
     const question = `Start a Docker container from ${image}${request.name ? ` named ${request.name}` : ''} ${request.purpose}? (${limits})${projectChangedText(config)}`;
     if (!(await host.confirm(question, hostOptions))) {
       return { ok: false, answer: { error: `The user declined to start a container from ${image}.`, code: 'USER_DECLINED' } };
