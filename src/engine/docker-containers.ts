@@ -167,6 +167,8 @@ export async function createContainer(ctx: DockerContext, spec: ContainerSpec): 
     const { id } = await ctx.docker.createContainer(body);
     // Every container of ours on Podman, overlays or none: its removal then needs no inspect to find them.
     if (kind === 'podman') ctx.podmanVolumes.set(id, overlayNames ?? []);
+    // Rootless Podman drops the ulimits of the body: each exec sets the file size cap itself.
+    if (kind === 'podman' && host.rootless && spec.fileSizeLimitBytes) ctx.execFileSizeCaps.set(id, spec.fileSizeLimitBytes);
     return id;
   } catch (e) {
     if (overlayNames) await removePodmanVolumes(ctx, overlayNames);
@@ -233,6 +235,7 @@ export async function removeContainer(ctx: DockerContext, id: string, force: boo
   } finally {
     if (volumes.length > 0) await removePodmanVolumes(ctx, volumes);
     ctx.podmanVolumes.delete(id);
+    ctx.execFileSizeCaps.delete(id);
   }
 }
 

@@ -61,3 +61,19 @@ export function limitsRefusal(host: EngineHost, endpoint: string, withoutLimits 
     '(GENAICODE_DOCKER_ROOTLESS_WITHOUT_LIMITS=1).'
   );
 }
+
+/**
+ * An exec's command under the container's file size cap, where the engine did not give the
+ * container that cap: Podman 4.3's compat API drops `HostConfig.Ulimits` when it runs rootless
+ * (the container and its execs get no RLIMIT_FSIZE, checked on this project's CI machine), so
+ * a model's one file could pass the disk limit by all it writes in the watch's second. The
+ * exec's first process lowers its hard and soft limit before it runs anything and then becomes
+ * the command (`exec`: the same pid, the process group the tree kill uses); nothing it starts
+ * can raise it (no CAP_SYS_RESOURCE). `ulimit -f` counts 512-byte blocks in dash, busybox ash
+ * and bash run as `sh`, so the cap is rounded down to one.
+ */
+export function underFileSizeCap(cmd: readonly string[], capBytes: number | undefined): string[] {
+  if (capBytes === undefined) return [...cmd];
+  const blocks = Math.max(1, Math.floor(capBytes / 512));
+  return ['sh', '-c', `ulimit -f ${blocks} && exec "$@"`, 'sh', ...cmd];
+}

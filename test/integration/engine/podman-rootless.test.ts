@@ -281,3 +281,38 @@ test("'rw' with a configured user other than the engine's: refused after Podman'
   expect(readdirSync(project).sort()).toEqual(['a.py', 'sub']);
   await nothingLeft();
 }, 180_000);
+
+test('the file size cap holds on rootless Podman, whose compat API drops the ulimits of a create: in the kept shell, an exec of its own, a detached child', async () => {
+  const engine = new DockerEngine({ socketPath, rootlessWithoutLimits: true });
+  const cap = 64 * 1024 * 1024;
+  const size = (file: string) => `wc -c < ${file}`;
+  await withManager(
+    async (manager) => {
+      const sandbox = await manager.start({});
+      try {
+        const limits = await sandbox.exec('grep "Max file size" /proc/self/limits', { timeoutMs: 20_000 });
+        expect(limits.stdout).toMatch(new RegExp(`^Max file size\\s+${cap}\\s+${cap}\\s`));
+        // One file written at once, in the kept shell: stopped at the cap (SIGXFSZ), never past it.
+        const one = await sandbox.exec(`head -c ${2 * cap} /dev/zero > /tmp/one; ${size('/tmp/one')}`, { timeoutMs: 60_000 });
+        expect(Number(one.stdout.trim())).toBeLessThanOrEqual(cap);
+        // The same in an exec of its own (a command that brings its environment).
+        const own = await sandbox.exec(`head -c ${2 * cap} /dev/zero > /tmp/own; ${size('/tmp/own')}`, {
+          timeoutMs: 60_000,
+          env: { OWN_EXEC: '1' },
+        });
+        expect(Number(own.stdout.trim())).toBeLessThanOrEqual(cap);
+        // A child of its own session, appending past the cap after its command ended, and trying to raise the limit first.
+        await sandbox.exec(
+          `setsid sh -c 'ulimit -f unlimited; for i in $(seq 1 ${(2 * cap) / 1048576}); do head -c 1048576 /dev/zero >> /tmp/grown || exit; done; touch /tmp/grown.done' >/dev/null 2>&1 &`,
+          { timeoutMs: 20_000 },
+        );
+        const grown = await sandbox.exec(`sleep 3; ${size('/tmp/grown')}`, { timeoutMs: 60_000 });
+        expect(Number(grown.stdout.trim())).toBeLessThanOrEqual(cap);
+      } finally {
+        await sandbox.stop();
+      }
+    },
+    { engine, overrides: { limits: { disk: '64m' } } },
+  );
+  await nothingLeft();
+}, 180_000);
