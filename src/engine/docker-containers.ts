@@ -6,7 +6,7 @@ import type { ContainerSpec, ContainerState, ContainerSummary, EngineInfo } from
 import type { DockerContext } from './docker-context.js';
 import { asHttpError, containerGone, engineMessage } from './engine-errors.js';
 import { hardLimit } from './podman-limits.js';
-import { defaultUser, limitsRefusal, usernsMode } from './rootless.js';
+import { capAddFor, defaultUser, limitsRefusal, usernsMode } from './rootless.js';
 import { imageUser } from './docker-images.js';
 import { createPodmanOverlays, overlayMountOptions, primeRootlessOverlays, removePodmanVolumes, volumeNames } from './podman-overlays.js';
 
@@ -74,7 +74,7 @@ export function createBody(
       Init: true,
       SecurityOpt: ['no-new-privileges'],
       CapDrop: ['ALL'],
-      CapAdd: [...spec.capAdd],
+      CapAdd: capAddFor(kind === 'podman' && userns === 'keep-id', spec.user, spec.capAdd),
       IpcMode: 'private',
       // Published on the host's loopback only, whatever asked: never another interface.
       ...(spec.publishPorts?.length

@@ -77,3 +77,22 @@ export function underFileSizeCap(cmd: readonly string[], capBytes: number | unde
   const blocks = Math.max(1, Math.floor(capBytes / 512));
   return ['sh', '-c', `ulimit -f ${blocks} && exec "$@"`, 'sh', ...cmd];
 }
+
+/**
+ * The capabilities a container on rootless Podman is given back (`CapAdd`) for the user it runs
+ * as. Docker gives a container's user who is not root none of them (its bounding set has them;
+ * with no-new-privileges nothing reaches them), but Podman makes every added capability an
+ * ambient one for such a user (checked with Podman 4.3): the user's own processes then have
+ * CHOWN, DAC_OVERRIDE, FOWNER, SETUID... On rootless Podman that user is the engine's own
+ * (keep-id): it could give what it writes in a project overlay's upper folder, a host folder of
+ * that user, to a subordinate id, which the user cannot remove. So there a user who is not root
+ * gets none, as on Docker. (Rootful Podman is left as it is: its overlays' upper folder is
+ * root's, and the container's user writes it through that DAC_OVERRIDE.) A user named by a name
+ * is taken for not root unless it is `root`: the error that can make is a root without its
+ * capabilities, never a user with them.
+ */
+export function capAddFor(rootlessPodman: boolean, user: string | undefined, capAdd: readonly string[]): string[] {
+  if (!rootlessPodman) return [...capAdd];
+  const name = (user ?? '').split(':')[0] ?? '';
+  return name === '' || name === '0' || name === 'root' ? [...capAdd] : [];
+}

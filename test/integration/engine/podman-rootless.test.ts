@@ -316,3 +316,33 @@ test('the file size cap holds on rootless Podman, whose compat API drops the uli
   );
   await nothingLeft();
 }, 180_000);
+
+// Podman makes every added capability an ambient one for a container's user who is not root:
+// the engine's own user (keep-id) would hold CHOWN, DAC_OVERRIDE, FOWNER, SETUID... Each line
+// tries one of them; none may work, and nothing may be left that the user cannot remove.
+const CAPABILITY_ATTACKS = [
+  'grep "^CapEff" /proc/self/status',
+  'grep "^CapAmb" /proc/self/status',
+  'mkdir given && echo x > given/f && chown 0:0 given/f given && echo "X-$((6*7))-chown"',
+  'chmod 700 given 2>/dev/null; chown 1:1 given 2>/dev/null && echo "X-$((6*7))-chown-other"',
+  'chmod 666 /etc/passwd && echo "X-$((6*7))-fowner"',
+  'echo x >> /etc/passwd && echo "X-$((6*7))-dac-override"',
+];
+
+for (const mount of ['rw', 'scratch'] as const)
+  test(`'${mount}': the container's user has no capabilities, so it cannot give what it writes to another id, and everything is removed`, async () => {
+    cli = readableCli();
+    const project = usersProject();
+    const script = CAPABILITY_ATTACKS.map((line) => `{ ${line}; } 2>/dev/null`).join('; ');
+    const r = await cliAsUser(project, ['run', '--project', mount, '--', 'sh', '-c', `${script}; true`]);
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    expect(r.stdout).toMatch(/^CapEff:\s+0+$/m);
+    expect(r.stdout).toMatch(/^CapAmb:\s+0+$/m);
+    expect(r.stdout).not.toMatch(/X-42-/);
+    noOverlayFolderLeft(r.state);
+    // Nor a folder set aside because it could not be removed.
+    const spent = join(r.state, 'genaicode-docker', 'logs', 'overlays', 'spent');
+    expect(existsSync(spent) ? readdirSync(spent) : []).toEqual([]);
+    if (mount === 'rw') for (const p of readdirSync(project)) expect([p, statSync(join(project, p)).uid]).toEqual([p, uid]);
+    await nothingLeft();
+  }, 180_000);

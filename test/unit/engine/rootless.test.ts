@@ -2,7 +2,15 @@ import type Docker from 'dockerode';
 import { createBody, createContainer } from '../../../src/engine/docker-containers.js';
 import type { DockerContext } from '../../../src/engine/docker-context.js';
 import type { ContainerSpec, EngineInfo } from '../../../src/engine/container-engine.js';
-import { defaultUser, hostOf, limitsRefusal, underFileSizeCap, usernsMode, type EngineHost } from '../../../src/engine/rootless.js';
+import {
+  capAddFor,
+  defaultUser,
+  hostOf,
+  limitsRefusal,
+  underFileSizeCap,
+  usernsMode,
+  type EngineHost,
+} from '../../../src/engine/rootless.js';
 import { execFileSync } from 'node:child_process';
 import { sandboxError } from '../../support/sandbox-error.js';
 
@@ -155,5 +163,18 @@ describe("an exec's own file size cap (rootless Podman drops the container's)", 
     const bytes = Math.floor(1_000_000 / 512) * 512;
     expect(out).toMatch(new RegExp(`^Max file size\\s+${bytes}\\s+${bytes}\\s`));
     expect(out.endsWith('[a b][$HOME]')).toBe(true);
+  });
+});
+
+describe('the capabilities given back on rootless Podman, which makes them ambient for a user who is not root', () => {
+  const base = ['CHOWN', 'DAC_OVERRIDE', 'SETUID'];
+  test.each([undefined, '', '0', '0:0', 'root', 'root:root'])('root (%p) keeps them', (user) => {
+    expect(capAddFor(true, user, base)).toEqual(base);
+  });
+  test.each(['1001', '1001:1001', '0x1', 'node', 'node:node', '65534:0', ' 0'])('any other user (%p) gets none', (user) => {
+    expect(capAddFor(true, user, base)).toEqual([]);
+  });
+  test('elsewhere the list is unchanged (Docker gives a user who is not root none by itself)', () => {
+    expect(capAddFor(false, '1001:1001', base)).toEqual(base);
   });
 });
