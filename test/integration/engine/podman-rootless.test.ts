@@ -346,3 +346,21 @@ for (const mount of ['rw', 'scratch'] as const)
     if (mount === 'rw') for (const p of readdirSync(project)) expect([p, statSync(join(project, p)).uid]).toEqual([p, uid]);
     await nothingLeft();
   }, 180_000);
+
+for (const mount of ['rw', 'scratch'] as const)
+  test(`'${mount}': folders the container closes to its own user (chmod 000) do not keep the overlay folder from being removed`, async () => {
+    cli = readableCli();
+    const project = usersProject();
+    const r = await cliAsUser(project, [
+      'run',
+      '--project',
+      mount,
+      '--',
+      'sh',
+      '-c',
+      'mkdir -p locked/in deep/a/b && echo x > locked/in/f && echo y > deep/a/b/g && chmod 000 locked/in locked deep/a/b && chmod 100 deep/a && chmod 300 deep',
+    ]);
+    expect(r.status).toBe(0);
+    noOverlayFolderLeft(r.state);
+    await nothingLeft();
+  }, 180_000);
