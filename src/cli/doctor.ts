@@ -92,6 +92,18 @@ const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-doc
  * come from a registry, what may be mounted and as whom, whether the user is asked first,
  * and where logs go.
  */
+/**
+ * The limits in force. On a rootless engine on cgroups v1 that the operator lets start without
+ * limits, the memory, CPU and process limits are configured but nothing enforces them: the line
+ * says so, so that no one reads them as held.
+ */
+export function limitsLine(config: Config, unenforced: boolean): string {
+  const line = `limits       memory ${formatBytes(config.limits.memory)}, disk ${formatBytes(config.limits.disk)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`;
+  return unenforced
+    ? `${line} (memory, cpus and pids NOT enforced on this engine: rootless on cgroups v1, engine.rootlessWithoutLimits)`
+    : line;
+}
+
 function trustLines(config: Config): string[] {
   const uid = process.getuid?.();
   const writableUser =
@@ -118,6 +130,7 @@ function within(child: string, parent: string): boolean {
 export async function doctor(config: Config, options: { sandboxCheck: boolean }, out: (line: string) => void): Promise<number> {
   const engine = createEngine(config.engine);
   let problems = 0;
+  let unenforced = false;
   out(hostLine(config.projectRoot));
   try {
     const info = await engine.info();
@@ -127,6 +140,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
     const withoutLimits = config.engine.rootlessWithoutLimits === true;
     if (engine.connection) out(`             ${engineReach(engine.connection, info.kind, info, withoutLimits)}`);
     if (info.rootless && info.cgroupVersion === '1' && !withoutLimits) problems++;
+    unenforced = info.rootless === true && info.cgroupVersion === '1' && withoutLimits;
   } catch (e) {
     out(`engine       UNUSABLE: ${t(e instanceof Error ? e.message : String(e), 2000)}`);
     return 1;
@@ -144,9 +158,7 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
       `image        ${present ? 'present' : 'missing'}: ${t(image)}${present ? '' : imageMatches(image, config.images.localOnly) ? ` (never pulled; build: bash ${BUILD_OFFLINE_SCRIPT} ${t(image)}, or docker build -t ${t(image)} ${fileURLToPath(new URL(`../../docker/${image.split('/')[1]?.split(':')[0] ?? ''}`, import.meta.url))})` : config.images.pull ? ' (pulled on first use)' : ' (pulls are off: load it)'}`,
     );
   }
-  out(
-    `limits       memory ${formatBytes(config.limits.memory)}, disk ${formatBytes(config.limits.disk)}, cpus ${config.limits.cpus}, pids ${config.limits.pids}, network ${config.network}, read-only root ${config.readOnlyRoot ? 'yes' : 'no'}`,
-  );
+  out(limitsLine(config, unenforced));
   out(`lifetime     containers expire after ${config.ttlSeconds} s; commands time out after ${config.exec.timeoutMs} ms`);
   out(`output       ${formatBytes(config.exec.maxBytes)} / ${config.exec.maxLines} lines per stream kept for answers`);
   for (const line of trustLines(config)) out(line);

@@ -6,7 +6,7 @@ import type { ContainerSpec, ContainerState, ContainerSummary, EngineInfo } from
 import type { DockerContext } from './docker-context.js';
 import { asHttpError, containerGone, engineMessage } from './engine-errors.js';
 import { hardLimit } from './podman-limits.js';
-import { defaultUser, limitsRefusal, usernsMode } from './rootless.js';
+import { capAddFor, defaultUser, limitsRefusal, usernsMode } from './rootless.js';
 import { imageUser } from './docker-images.js';
 import { createPodmanOverlays, overlayMountOptions, primeRootlessOverlays, removePodmanVolumes, volumeNames } from './podman-overlays.js';
 
@@ -74,7 +74,7 @@ export function createBody(
       Init: true,
       SecurityOpt: ['no-new-privileges'],
       CapDrop: ['ALL'],
-      CapAdd: [...spec.capAdd],
+      CapAdd: capAddFor(kind === 'podman' && userns === 'keep-id', spec.user, spec.capAdd),
       IpcMode: 'private',
       // Published on the host's loopback only, whatever asked: never another interface.
       ...(spec.publishPorts?.length
@@ -167,6 +167,8 @@ export async function createContainer(ctx: DockerContext, spec: ContainerSpec): 
     const { id } = await ctx.docker.createContainer(body);
     // Every container of ours on Podman, overlays or none: its removal then needs no inspect to find them.
     if (kind === 'podman') ctx.podmanVolumes.set(id, overlayNames ?? []);
+    // Rootless Podman drops the ulimits of the body: each exec sets the file size cap itself.
+    if (kind === 'podman' && host.rootless && spec.fileSizeLimitBytes) ctx.execFileSizeCaps.set(id, spec.fileSizeLimitBytes);
     return id;
   } catch (e) {
     if (overlayNames) await removePodmanVolumes(ctx, overlayNames);
@@ -233,6 +235,7 @@ export async function removeContainer(ctx: DockerContext, id: string, force: boo
   } finally {
     if (volumes.length > 0) await removePodmanVolumes(ctx, volumes);
     ctx.podmanVolumes.delete(id);
+    ctx.execFileSizeCaps.delete(id);
   }
 }
 

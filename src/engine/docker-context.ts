@@ -31,6 +31,8 @@ export interface DockerContext {
   serviceLimits(): string | undefined;
   /** Podman only: the named overlay volumes made for each container of ours (none: an empty list), by its id (podman-overlays.ts). */
   readonly podmanVolumes: Map<string, string[]>;
+  /** Rootless Podman only: the file size cap each exec of a container of ours sets itself (rootless.ts, `underFileSizeCap`), by its id. */
+  readonly execFileSizeCaps: Map<string, number>;
 }
 
 /** dockerode's options for a connection; reading the TLS files here says which one is missing. */

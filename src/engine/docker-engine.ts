@@ -88,6 +88,7 @@ export class DockerEngine implements ContainerEngine {
       // Like the address, read from the environment where the settings do not say.
       rootlessWithoutLimits: settings.rootlessWithoutLimits ?? /^(1|true|yes)$/i.test(env.GENAICODE_DOCKER_ROOTLESS_WITHOUT_LIMITS ?? ''),
       podmanVolumes: new Map(),
+      execFileSizeCaps: new Map(),
     };
   }
 

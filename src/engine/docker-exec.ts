@@ -5,6 +5,7 @@ import { containerGoneError } from './container-gone.js';
 import { goneError, goneOr, type DockerContext } from './docker-context.js';
 import { FrameDemuxer } from './demux.js';
 import { asHttpError, containerGone, engineMessage, type EngineHttpError } from './engine-errors.js';
+import { underFileSizeCap } from './rootless.js';
 import { ExecStartError, openExecStream, type ExecStream } from './exec-stream.js';
 
 /** Starts a command in a running container; its output goes to `onOutput` as it comes. */
@@ -23,7 +24,7 @@ export async function exec(
   let execution: Docker.Exec;
   try {
     execution = await ctx.docker.getContainer(containerId).exec({
-      Cmd: spec.cmd,
+      Cmd: underFileSizeCap(spec.cmd, ctx.execFileSizeCaps.get(containerId)),
       Env: spec.env,
       WorkingDir: spec.workdir,
       User: spec.user,

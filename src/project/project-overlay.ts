@@ -100,6 +100,28 @@ function claimSpentWork(overlays: string, to: string): boolean {
   return false;
 }
 
+/**
+ * Opens again the folders under `dir` that are this user's but closed to it: a container that
+ * runs as this user (rootless Podman's keep-id, or a writable mount's user) may `chmod 000` a
+ * folder it made, and then no removal could enter it. Only folders, only this user's, and no
+ * link followed (lstat first; the container is gone, so nothing swaps an entry in between).
+ */
+function openOwnFolders(dir: string, me: number | undefined): void {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    return;
+  }
+  if (!st.isDirectory() || st.uid !== me) return;
+  try {
+    if ((st.mode & 0o700) !== 0o700) chmodSync(dir, 0o700);
+    for (const name of readdirSync(dir)) openOwnFolders(join(dir, name), me);
+  } catch (e) {
+    swallowed(`opening the overlay folder ${dir} for its removal`, e);
+  }
+}
+
 /** Removes an overlay's folders (its container gone); a work folder this user cannot empty is kept for reuse. */
 export function removeProjectOverlay(dir: string): void {
   try {
@@ -107,6 +129,13 @@ export function removeProjectOverlay(dir: string): void {
     return;
   } catch (e) {
     swallowed(`removing the overlay folder ${dir}`, e);
+  }
+  openOwnFolders(join(dir, 'upper'), process.getuid?.());
+  try {
+    rmSync(dir, { recursive: true, force: true });
+    return;
+  } catch (e) {
+    swallowed(`removing the overlay folder ${dir} after opening its folders`, e);
   }
   const overlays = join(dir, '..');
   try {

@@ -281,3 +281,86 @@ test("'rw' with a configured user other than the engine's: refused after Podman'
   expect(readdirSync(project).sort()).toEqual(['a.py', 'sub']);
   await nothingLeft();
 }, 180_000);
+
+test('the file size cap holds on rootless Podman, whose compat API drops the ulimits of a create: in the kept shell, an exec of its own, a detached child', async () => {
+  const engine = new DockerEngine({ socketPath, rootlessWithoutLimits: true });
+  const cap = 64 * 1024 * 1024;
+  const size = (file: string) => `wc -c < ${file}`;
+  await withManager(
+    async (manager) => {
+      const sandbox = await manager.start({});
+      try {
+        const limits = await sandbox.exec('grep "Max file size" /proc/self/limits', { timeoutMs: 20_000 });
+        expect(limits.stdout).toMatch(new RegExp(`^Max file size\\s+${cap}\\s+${cap}\\s`));
+        // One file written at once, in the kept shell: stopped at the cap (SIGXFSZ), never past it.
+        const one = await sandbox.exec(`head -c ${2 * cap} /dev/zero > /tmp/one; ${size('/tmp/one')}`, { timeoutMs: 60_000 });
+        expect(Number(one.stdout.trim())).toBeLessThanOrEqual(cap);
+        // The same in an exec of its own (a command that brings its environment).
+        const own = await sandbox.exec(`head -c ${2 * cap} /dev/zero > /tmp/own; ${size('/tmp/own')}`, {
+          timeoutMs: 60_000,
+          env: { OWN_EXEC: '1' },
+        });
+        expect(Number(own.stdout.trim())).toBeLessThanOrEqual(cap);
+        // A child of its own session, appending past the cap after its command ended, and trying to raise the limit first.
+        await sandbox.exec(
+          `setsid sh -c 'ulimit -f unlimited; for i in $(seq 1 ${(2 * cap) / 1048576}); do head -c 1048576 /dev/zero >> /tmp/grown || exit; done; touch /tmp/grown.done' >/dev/null 2>&1 &`,
+          { timeoutMs: 20_000 },
+        );
+        const grown = await sandbox.exec(`sleep 3; ${size('/tmp/grown')}`, { timeoutMs: 60_000 });
+        expect(Number(grown.stdout.trim())).toBeLessThanOrEqual(cap);
+      } finally {
+        await sandbox.stop();
+      }
+    },
+    { engine, overrides: { limits: { disk: '64m' } } },
+  );
+  await nothingLeft();
+}, 180_000);
+
+// Podman makes every added capability an ambient one for a container's user who is not root:
+// the engine's own user (keep-id) would hold CHOWN, DAC_OVERRIDE, FOWNER, SETUID... Each line
+// tries one of them; none may work, and nothing may be left that the user cannot remove.
+const CAPABILITY_ATTACKS = [
+  'grep "^CapEff" /proc/self/status',
+  'grep "^CapAmb" /proc/self/status',
+  'mkdir given && echo x > given/f && chown 0:0 given/f given && echo "X-$((6*7))-chown"',
+  'chmod 700 given 2>/dev/null; chown 1:1 given 2>/dev/null && echo "X-$((6*7))-chown-other"',
+  'chmod 666 /etc/passwd && echo "X-$((6*7))-fowner"',
+  'echo x >> /etc/passwd && echo "X-$((6*7))-dac-override"',
+];
+
+for (const mount of ['rw', 'scratch'] as const)
+  test(`'${mount}': the container's user has no capabilities, so it cannot give what it writes to another id, and everything is removed`, async () => {
+    cli = readableCli();
+    const project = usersProject();
+    const script = CAPABILITY_ATTACKS.map((line) => `{ ${line}; } 2>/dev/null`).join('; ');
+    const r = await cliAsUser(project, ['run', '--project', mount, '--', 'sh', '-c', `${script}; true`]);
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    expect(r.stdout).toMatch(/^CapEff:\s+0+$/m);
+    expect(r.stdout).toMatch(/^CapAmb:\s+0+$/m);
+    expect(r.stdout).not.toMatch(/X-42-/);
+    noOverlayFolderLeft(r.state);
+    // Nor a folder set aside because it could not be removed.
+    const spent = join(r.state, 'genaicode-docker', 'logs', 'overlays', 'spent');
+    expect(existsSync(spent) ? readdirSync(spent) : []).toEqual([]);
+    if (mount === 'rw') for (const p of readdirSync(project)) expect([p, statSync(join(project, p)).uid]).toEqual([p, uid]);
+    await nothingLeft();
+  }, 180_000);
+
+for (const mount of ['rw', 'scratch'] as const)
+  test(`'${mount}': folders the container closes to its own user (chmod 000) do not keep the overlay folder from being removed`, async () => {
+    cli = readableCli();
+    const project = usersProject();
+    const r = await cliAsUser(project, [
+      'run',
+      '--project',
+      mount,
+      '--',
+      'sh',
+      '-c',
+      'mkdir -p locked/in deep/a/b && echo x > locked/in/f && echo y > deep/a/b/g && chmod 000 locked/in locked deep/a/b && chmod 100 deep/a && chmod 300 deep',
+    ]);
+    expect(r.status).toBe(0);
+    noOverlayFolderLeft(r.state);
+    await nothingLeft();
+  }, 180_000);

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
-import { engineReach } from '../../../src/cli/doctor.js';
+import { engineReach, limitsLine } from '../../../src/cli/doctor.js';
+import { loadConfig } from '../../../src/config/load-config.js';
 
 describe('doctor says how the engine is reached and what that allows', () => {
   test('a remote engine over TLS: its certificates, and host folders refused', () => {
@@ -71,5 +72,15 @@ describe('doctor on a rootless engine', () => {
       );
     }
     expect(engineReach(socket, 'podman', { rootless: false, cgroupVersion: '1' })).toMatch(/\(Podman\): (every|'ro') project mount/);
+  });
+});
+
+describe("doctor's limits line", () => {
+  const config = loadConfig({ cwd: '/', env: {} });
+  test('says when memory, cpus and pids are configured but not enforced (rootless on cgroups v1, accepted by the operator)', () => {
+    expect(limitsLine(config, true)).toMatch(
+      /^limits {7}memory .*, cpus \d+, pids \d+, .* \(memory, cpus and pids NOT enforced on this engine: rootless on cgroups v1, engine\.rootlessWithoutLimits\)$/,
+    );
+    expect(limitsLine(config, false)).not.toMatch(/NOT enforced/);
   });
 });

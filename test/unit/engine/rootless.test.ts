@@ -2,7 +2,17 @@ import type Docker from 'dockerode';
 import { createBody, createContainer } from '../../../src/engine/docker-containers.js';
 import type { DockerContext } from '../../../src/engine/docker-context.js';
 import type { ContainerSpec, EngineInfo } from '../../../src/engine/container-engine.js';
-import { defaultUser, hostOf, limitsRefusal, unenforcedLimitsNote, usernsMode, type EngineHost } from '../../../src/engine/rootless.js';
+import {
+  capAddFor,
+  defaultUser,
+  hostOf,
+  limitsRefusal,
+  underFileSizeCap,
+  unenforcedLimitsNote,
+  usernsMode,
+  type EngineHost,
+} from '../../../src/engine/rootless.js';
+import { execFileSync } from 'node:child_process';
 import { sandboxError } from '../../support/sandbox-error.js';
 
 const SPEC: ContainerSpec = {
@@ -125,6 +135,7 @@ describe('a rootless engine on cgroups v1', () => {
       host: () => Promise.resolve({ rootless: true, cgroupVersion: '1' }),
       serviceLimits: () => undefined,
       podmanVolumes: new Map(),
+      execFileSizeCaps: new Map(),
     } as unknown as DockerContext;
     const e = await sandboxError(() => createContainer(ctx, SPEC));
     expect(e.code).toBe('POLICY_VIOLATION');
@@ -145,5 +156,35 @@ describe('a rootless engine on cgroups v1', () => {
     expect((created[1] as Docker.ContainerCreateOptions).User).toBe(SPEC.user);
     await createContainer(allowed, { ...SPEC, user: undefined });
     expect((created[2] as Docker.ContainerCreateOptions).User).toBe('0:0');
+  });
+});
+
+describe("an exec's own file size cap (rootless Podman drops the container's)", () => {
+  test('none asked: the command unchanged', () => {
+    expect(underFileSizeCap(['sh', '-c', 'x'], undefined)).toEqual(['sh', '-c', 'x']);
+  });
+
+  test('the shell lowers its hard and soft limit, rounded down to 512-byte blocks, then becomes the command with its arguments intact', () => {
+    const cmd = underFileSizeCap(
+      ['sh', '-c', 'grep "Max file size" /proc/self/limits; printf "[%s]" "$@"', 'x', 'a b', '$HOME'],
+      1_000_000,
+    );
+    const out = execFileSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8' });
+    const bytes = Math.floor(1_000_000 / 512) * 512;
+    expect(out).toMatch(new RegExp(`^Max file size\\s+${bytes}\\s+${bytes}\\s`));
+    expect(out.endsWith('[a b][$HOME]')).toBe(true);
+  });
+});
+
+describe('the capabilities given back on rootless Podman, which makes them ambient for a user who is not root', () => {
+  const base = ['CHOWN', 'DAC_OVERRIDE', 'SETUID'];
+  test.each([undefined, '', '0', '0:0', 'root', 'root:root'])('root (%p) keeps them', (user) => {
+    expect(capAddFor(true, user, base)).toEqual(base);
+  });
+  test.each(['1001', '1001:1001', '0x1', 'node', 'node:node', '65534:0', ' 0'])('any other user (%p) gets none', (user) => {
+    expect(capAddFor(true, user, base)).toEqual([]);
+  });
+  test('elsewhere the list is unchanged (Docker gives a user who is not root none by itself)', () => {
+    expect(capAddFor(false, '1001:1001', base)).toEqual(base);
   });
 });
