@@ -156,6 +156,11 @@ export async function createContainer(ctx: DockerContext, spec: ContainerSpec): 
       ? await createPodmanOverlays(ctx, spec.name ?? `genaicode-docker-${randomBytes(6).toString('hex')}`, overlays, spec.labels)
       : undefined;
   const body = createBody({ ...spec, user }, kind, limits, userns, overlayNames);
+  // Rootful Podman too makes added capabilities ambient for a user who is not root (capAddFor);
+  // there a project overlay's container user writes the upper folder, root's, through them, so
+  // only a container without one loses them (the image's user where none is named).
+  if (kind === 'podman' && !host.rootless && overlays.length === 0 && body.HostConfig)
+    body.HostConfig.CapAdd = capAddFor(true, user ?? ((await imageUser(ctx, spec.image)) || '0'), spec.capAdd);
   try {
     if (overlayNames?.length && host.rootless)
       await primeRootlessOverlays(

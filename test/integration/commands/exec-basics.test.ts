@@ -125,3 +125,33 @@ describe('argv form versus shell string', () => {
     expect(r.stdout).toBe('<-n><><-->');
   });
 });
+
+describe('capabilities', () => {
+  test.concurrent(
+    "a container user who is not root holds none of the capabilities given back to the container's root, on every engine",
+    async () => {
+      // Docker gives such a user none; Podman would make every added one ambient (CHOWN,
+      // DAC_OVERRIDE, FOWNER, SETUID...), so there a user who is not root gets none added.
+      await withManager(
+        async (manager) => {
+          const sb = await manager.start({});
+          const r = await sb.exec("id -u; grep -E '^Cap(Eff|Amb|Prm):' /proc/self/status", {
+            timeoutMs: 20_000,
+          });
+          expect(r.exitCode).toBe(0);
+          expect(r.stdout).toMatch(/^1000\n/);
+          expect(r.stdout).toMatch(/^CapPrm:\s+0+$/m);
+          expect(r.stdout).toMatch(/^CapEff:\s+0+$/m);
+          expect(r.stdout).toMatch(/^CapAmb:\s+0+$/m);
+          // And root's still has them: the base set (CHOWN, DAC_OVERRIDE, FOWNER, ...).
+          const root = await withManager(async (m) => (await (await m.start({})).exec("grep '^CapEff:' /proc/self/status")).stdout, {
+            overrides: { user: '0:0' },
+          });
+          expect(root).not.toMatch(/^CapEff:\s+0+$/m);
+        },
+        { overrides: { user: '1000:1000' } },
+      );
+    },
+    60_000,
+  );
+});
