@@ -123,6 +123,31 @@ describe('a rootless engine on cgroups v1', () => {
     expect(limitsRefusal({ rootless: true, cgroupVersion: '1' }, 'x', false)).toBeDefined();
   });
 
+  test("rootful Podman: a user who is not root gets no capability back, unless a project overlay's upper folder needs them; Docker is left as it is", async () => {
+    const created: Docker.ContainerCreateOptions[] = [];
+    const ctx = (kind: string, imageUser = '') =>
+      ({
+        docker: {
+          createContainer: (body: Docker.ContainerCreateOptions) => (created.push(body), Promise.resolve({ id: 'abc' })),
+          getImage: () => ({ inspect: () => Promise.resolve({ Config: { User: imageUser } }) }),
+        } as unknown as Docker,
+        connection: { kind: 'socket', socketPath: '/run/p.sock', endpoint: 'unix:///run/p.sock' },
+        kind: () => Promise.resolve(kind),
+        host: () => Promise.resolve({ rootless: false, cgroupVersion: '2' }),
+        serviceLimits: () => undefined,
+        rootlessWithoutLimits: false,
+        podmanVolumes: new Map(),
+        execFileSizeCaps: new Map(),
+      }) as unknown as DockerContext;
+    const caps = ['CHOWN', 'DAC_OVERRIDE', 'KILL'];
+    const capsOf = async (c: DockerContext, spec: ContainerSpec) => (await createContainer(c, spec), created.at(-1)!.HostConfig?.CapAdd);
+    expect(await capsOf(ctx('podman'), { ...SPEC, user: '1000:1000', capAdd: caps })).toEqual([]);
+    expect(await capsOf(ctx('podman', 'node'), { ...SPEC, user: undefined, capAdd: caps })).toEqual([]); // the image's user
+    expect(await capsOf(ctx('podman'), { ...SPEC, user: undefined, capAdd: caps })).toEqual(caps); // root
+    expect(await capsOf(ctx('podman'), { ...SPEC, user: '0:0', capAdd: caps })).toEqual(caps);
+    expect(await capsOf(ctx('docker'), { ...SPEC, user: '1000:1000', capAdd: caps })).toEqual(caps); // Docker gives such a user none by itself
+  });
+
   test('createContainer refuses before the engine is asked to create anything', async () => {
     const created: unknown[] = [];
     const ctx = {
