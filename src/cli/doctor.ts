@@ -88,11 +88,6 @@ export function engineReach(
 const GOLDEN_IMAGES = ['genaicode-docker/sandbox-minimal:latest', 'genaicode-docker/sandbox-python:latest'];
 
 /**
- * What this configuration trusts, one line each: which images may run and which of them may
- * come from a registry, what may be mounted and as whom, whether the user is asked first,
- * and where logs go.
- */
-/**
  * The limits in force. On a rootless engine on cgroups v1 that the operator lets start without
  * limits, the memory, CPU and process limits are configured but nothing enforces them: the line
  * says so, so that no one reads them as held.
@@ -104,6 +99,11 @@ export function limitsLine(config: Config, unenforced: boolean): string {
     : line;
 }
 
+/**
+ * What this configuration trusts, one line each: which images may run and which of them may
+ * come from a registry, what may be mounted and as whom, whether the user is asked first,
+ * and where logs go.
+ */
 function trustLines(config: Config): string[] {
   const uid = process.getuid?.();
   const writableUser =
@@ -139,8 +139,9 @@ export async function doctor(config: Config, options: { sandboxCheck: boolean },
     );
     const withoutLimits = config.engine.rootlessWithoutLimits === true;
     if (engine.connection) out(`             ${engineReach(engine.connection, info.kind, info, withoutLimits)}`);
-    if (info.rootless && info.cgroupVersion === '1' && !withoutLimits) problems++;
-    unenforced = info.rootless === true && info.cgroupVersion === '1' && withoutLimits;
+    const rootlessV1 = info.rootless === true && info.cgroupVersion === '1';
+    if (rootlessV1 && !withoutLimits) problems++;
+    unenforced = rootlessV1 && withoutLimits;
   } catch (e) {
     out(`engine       UNUSABLE: ${t(e instanceof Error ? e.message : String(e), 2000)}`);
     return 1;

@@ -74,7 +74,7 @@ export function createBody(
       Init: true,
       SecurityOpt: ['no-new-privileges'],
       CapDrop: ['ALL'],
-      CapAdd: capAddFor(kind === 'podman' && userns === 'keep-id', spec.user, spec.capAdd),
+      CapAdd: [...spec.capAdd],
       IpcMode: 'private',
       // Published on the host's loopback only, whatever asked: never another interface.
       ...(spec.publishPorts?.length
@@ -151,16 +151,17 @@ export async function createContainer(ctx: DockerContext, spec: ContainerSpec): 
   // Before any volume is made: a failure here leaves nothing behind.
   const userns = usernsMode(kind, host);
   const user = await defaultUser(userns, spec.user, () => imageUser(ctx, spec.image));
+  // Podman makes every added capability ambient for a user who is not root (capAddFor). On
+  // rootful Podman a project overlay's user writes the upper folder, root's, through them: that
+  // container keeps them. The image's user where none is named (keep-id has named it already).
+  const podmanNonRootRule = kind === 'podman' && (host.rootless || overlays.length === 0);
+  const runsAs = podmanNonRootRule && user === undefined ? (await imageUser(ctx, spec.image)) || '0' : user;
+  const capAdd = capAddFor(podmanNonRootRule, runsAs, spec.capAdd);
   const overlayNames =
     kind === 'podman' && overlays.length > 0
       ? await createPodmanOverlays(ctx, spec.name ?? `genaicode-docker-${randomBytes(6).toString('hex')}`, overlays, spec.labels)
       : undefined;
-  const body = createBody({ ...spec, user }, kind, limits, userns, overlayNames);
-  // Rootful Podman too makes added capabilities ambient for a user who is not root (capAddFor);
-  // there a project overlay's container user writes the upper folder, root's, through them, so
-  // only a container without one loses them (the image's user where none is named).
-  if (kind === 'podman' && !host.rootless && overlays.length === 0 && body.HostConfig)
-    body.HostConfig.CapAdd = capAddFor(true, user ?? ((await imageUser(ctx, spec.image)) || '0'), spec.capAdd);
+  const body = createBody({ ...spec, user, capAdd }, kind, limits, userns, overlayNames);
   try {
     if (overlayNames?.length && host.rootless)
       await primeRootlessOverlays(

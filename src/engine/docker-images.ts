@@ -4,35 +4,32 @@ import type { DockerContext } from './docker-context.js';
 import { asHttpError, engineMessage, UNREACHABLE } from './engine-errors.js';
 import { readPullProgress } from './pull-progress.js';
 
-export async function hasImage(ctx: DockerContext, ref: string): Promise<boolean> {
+/** An image's inspect answer, undefined where the image is absent. */
+async function inspectAnswer(
+  ctx: DockerContext,
+  ref: string,
+): Promise<{ Size?: unknown; Created?: unknown; Config?: { User?: unknown } } | undefined> {
   try {
-    await ctx.docker.getImage(ref).inspect();
-    return true;
+    return (await ctx.docker.getImage(ref).inspect()) as { Size?: unknown; Created?: unknown; Config?: { User?: unknown } };
   } catch (e) {
-    if (asHttpError(e).statusCode === 404) return false;
+    if (asHttpError(e).statusCode === 404) return undefined;
     throw ctx.fail(e, `Inspect image ${ref}`);
   }
+}
+
+export async function hasImage(ctx: DockerContext, ref: string): Promise<boolean> {
+  return (await inspectAnswer(ctx, ref)) !== undefined;
 }
 
 /** The user an image's config names ('' or undefined: root), undefined where the image is absent (the create then says so). */
 export async function imageUser(ctx: DockerContext, ref: string): Promise<string | undefined> {
-  try {
-    const image = (await ctx.docker.getImage(ref).inspect()) as { Config?: { User?: unknown } };
-    return typeof image.Config?.User === 'string' ? image.Config.User : undefined;
-  } catch (e) {
-    if (asHttpError(e).statusCode === 404) return undefined;
-    throw ctx.fail(e, `Inspect image ${ref}`);
-  }
+  const user = (await inspectAnswer(ctx, ref))?.Config?.User;
+  return typeof user === 'string' ? user : undefined;
 }
 
 export async function inspectImage(ctx: DockerContext, ref: string): Promise<ImageInfo | undefined> {
-  let image: { Size?: unknown; Created?: unknown };
-  try {
-    image = (await ctx.docker.getImage(ref).inspect()) as typeof image;
-  } catch (e) {
-    if (asHttpError(e).statusCode === 404) return undefined;
-    throw ctx.fail(e, `Inspect image ${ref}`);
-  }
+  const image = await inspectAnswer(ctx, ref);
+  if (!image) return undefined;
   const created = typeof image.Created === 'string' ? new Date(image.Created) : undefined;
   return {
     sizeBytes: typeof image.Size === 'number' && Number.isFinite(image.Size) ? image.Size : 0,

@@ -77,27 +77,26 @@ export function limitsRefusal(host: EngineHost, endpoint: string, withoutLimits 
  * can raise it (no CAP_SYS_RESOURCE). `ulimit -f` counts 512-byte blocks in dash, busybox ash
  * and bash run as `sh`, so the cap is rounded down to one.
  */
-export function underFileSizeCap(cmd: readonly string[], capBytes: number | undefined): string[] {
-  if (capBytes === undefined) return [...cmd];
+export function underFileSizeCap(cmd: string[], capBytes: number | undefined): string[] {
+  if (capBytes === undefined) return cmd; // every other engine: the command as it is, no copy
   const blocks = Math.max(1, Math.floor(capBytes / 512));
   return ['sh', '-c', `ulimit -f ${blocks} && exec "$@"`, 'sh', ...cmd];
 }
 
 /**
- * The capabilities a container on rootless Podman is given back (`CapAdd`) for the user it runs
- * as. Docker gives a container's user who is not root none of them (its bounding set has them;
- * with no-new-privileges nothing reaches them), but Podman makes every added capability an
- * ambient one for such a user (checked with Podman 4.3): the user's own processes then have
- * CHOWN, DAC_OVERRIDE, FOWNER, SETUID... On rootless Podman that user is the engine's own
- * (keep-id): it could give what it writes in a project overlay's upper folder, a host folder of
- * that user, to a subordinate id, which the user cannot remove. So there a user who is not root
- * gets none, as on Docker. (Rootful Podman is left as it is: its overlays' upper folder is
- * root's, and the container's user writes it through that DAC_OVERRIDE.) A user named by a name
- * is taken for not root unless it is `root`: the error that can make is a root without its
- * capabilities, never a user with them.
+ * The capabilities a container is given back (`CapAdd`) for the user it runs as, where `applies`
+ * (Podman: docker-containers.ts says which containers). Docker gives a container's user who is
+ * not root none of them (its bounding set has them; with no-new-privileges nothing reaches them),
+ * but Podman makes every added capability an ambient one for such a user (checked with Podman
+ * 4.3, rootful and rootless): the user's own processes then have CHOWN, DAC_OVERRIDE, FOWNER,
+ * SETUID... On rootless Podman that user is the engine's own (keep-id): it could give what it
+ * writes in a project overlay's upper folder, a host folder of that user, to a subordinate id,
+ * which the user cannot remove. So a user who is not root gets none, as on Docker. A user named
+ * by a name is taken for not root unless it is `root`: the error that can make is a root without
+ * its capabilities, never a user with them.
  */
-export function capAddFor(rootlessPodman: boolean, user: string | undefined, capAdd: readonly string[]): string[] {
-  if (!rootlessPodman) return [...capAdd];
+export function capAddFor(applies: boolean, user: string | undefined, capAdd: readonly string[]): string[] {
+  if (!applies) return [...capAdd];
   const name = (user ?? '').split(':')[0] ?? '';
   return name === '' || name === '0' || name === 'root' ? [...capAdd] : [];
 }
